@@ -86,5 +86,15 @@ def over_threshold(tallies: dict[str, FallbackTally], max_share: float) -> str:
         t = tallies[name]
         if t.decisions and t.share > max_share:
             return (f"policy {name} fell back in {t.fallbacks} of {t.decisions} decisions "
-                    f"({100 * t.share:.1f}% > {100 * max_share:g}%); first: {t.first}")
+                    f"({_above(t.share, max_share)}% > {100 * max_share:g}%); first: {t.first}")
     return ""
+
+
+def _above(share: float, limit: float) -> str:
+    """``share`` in percent with one decimal, or the few more it takes to read as above
+    ``limit``: 3 of 292 is "1.03", not "1.0" beside a limit of 1% it is refused for."""
+    for digits in range(1, 7):
+        text = f"{100 * share:.{digits}f}"
+        if float(text) > 100 * limit:
+            return text
+    return f"{100 * share:g}"

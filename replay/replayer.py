@@ -905,7 +905,9 @@ def format_summary(summary: dict[str, Any]) -> str:
             lines.append(f"    time    {h['decisions']} decisions, median "
                          f"{h['time_median_ms']} ms, max {h['time_max_ms']} ms")
         for f in h["fallbacks"]:
-            kind = f"{f['kind']}: " if f.get("kind") else ""
+            # an outside program's reason starts with its kind already ("illegal: ...")
+            kind = f"{f['kind']}: " if f.get("kind") and \
+                not f["why"].startswith(f"{f['kind']}:") else ""
             lines.append(f"    FALLBACK {f['action']} ({kind}{f['why']})")
     if summary["final_scores"] is not None:
         lines.append(f"final scores {summary['final_scores']}")

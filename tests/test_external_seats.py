@@ -29,6 +29,7 @@ from adapter.local.external import (
     mjai_seat,
     mjai_tcp_seat,
     ntpu_seat,
+    time_limit_text,
 )
 from adapter.local.external import seat as seat_module
 from adapter.local.external.process import LineProcess, NoClient, SeatFault
@@ -468,16 +469,17 @@ SHORT_TURNS_THEN = textwrap.dedent("""
 
     def test_the_next_test():
         from adapter.local.external import mjai_tcp_seat
-        assert mjai_tcp_seat.ANSWER_LIMIT == mjai_seat.ANSWER_LIMIT == 2.0
+        assert (mjai_tcp_seat.ANSWER_LIMIT, mjai_seat.ANSWER_LIMIT) == (60.0, 2.0)
 """)
 
 
 def test_short_turns_leaves_mjais_limit_to_the_next_test(tmp_path):
-    """The mjai TCP seat's module takes mjai's limit by name when it is first imported, which
+    """The mjai TCP seat's module took mjai's limit by name when it was first imported, which
     a process's first outside seat does: where that seat was a hang case's, under
     short_turns, every mjai-tcp seat of a later test in the process waited 0.5 s for an
-    answer, not mjai's 2 s (short_turns restored mjai_seat's limit alone). It is imported
-    with this module now, and patched and restored with the others."""
+    answer, not its platform's (short_turns restored mjai_seat's limit alone). It is
+    imported with this module now, and patched and restored with the others; it has its own
+    limit now (the mjai server's 60 s), which must come back as well."""
     (tmp_path / "test_then.py").write_text(SHORT_TURNS_THEN)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}  # one process
     r = subprocess.run([PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_then.py"],
@@ -1904,3 +1906,136 @@ def test_an_outside_programs_fallback_carries_its_kind(tmp_path, program, said):
         seat.close()
     assert answer.fallback.startswith(said) and answer.action == ev.Pass()
     assert answer.kind is FallbackKind.FAILED
+
+
+# An mjai TCP client that thinks PAUSE seconds over its first turn (once, whatever the number
+# of games), one game a connection, connecting again until no seat listens for 5 s.
+MJAI_TCP_SLOW_ONCE = textwrap.dedent("""
+    import json, socket, sys, time
+    port, pause = int(sys.argv[1]), float(sys.argv[2])
+    while True:
+        waited = time.monotonic()
+        while True:
+            try:
+                conn = socket.create_connection(("127.0.0.1", port))
+                break
+            except OSError:
+                if time.monotonic() - waited > 5:
+                    sys.exit(0)
+                time.sleep(0.05)
+        seat = None
+        for line in conn.makefile("r"):
+            event = json.loads(line)
+            answer = {"type": "none"}
+            if event["type"] == "hello":
+                answer = {"type": "join", "name": "slow", "room": "default"}
+            elif event["type"] == "start_game":
+                seat = event["id"]
+            elif event["type"] == "tsumo" and event["actor"] == seat:
+                time.sleep(pause)
+                pause = 0.0
+                answer = {"type": "dahai", "actor": seat, "pai": event["pai"],
+                          "tsumogiri": True}
+            try:
+                conn.sendall((json.dumps(answer) + "\\n").encode())
+            except OSError:
+                break
+            if event["type"] == "end_game":
+                break
+        conn.close()
+""")
+
+
+def test_an_mjai_tcp_bot_is_timed_as_the_mjai_server_times_it(tmp_path):
+    """The mjai-tcp seat stands for the original mjai server, which waits 60 s for each
+    answer (../shared/protocols/mjai.md), but timed its bot with mjai.app's 2 s: a TCP bot
+    that thought 2.5 s over a move, as it may on that server, was late, killed and played
+    safe for the rest of the hand. Without --seat-limit it now has the server's 60 s."""
+    port = free_port()
+    name = f"mjai-tcp:127.0.0.1:{port}"
+    client = subprocess.Popen([PY, _script(tmp_path, "slow.py", MJAI_TCP_SLOW_ONCE),
+                               str(port), "2.5"])
+    try:
+        summary = _arena("riichi", name, seat_limit=None)
+    finally:
+        client.wait(timeout=60)
+    report = summary["external_seats"][name]
+    assert report["late"] == 0 and report["first_fault"] is None, report
+    assert summary["policies"][name]["fallbacks"] == 0
+    assert summary["time_limits"][name] == "the mjai server's 60 s"
+    assert time_limit_text(name) == "the mjai server's 60 s"
+    assert time_limit_text(name, 5.0) == "--seat-limit 5 s"
+
+
+
+# Bots that discard the red dragon on every turn, mostly without holding it (illegal).
+MJAI_RED_DRAGON = textwrap.dedent("""
+    import json, sys
+    seat = int(sys.argv[-1])
+    for line in sys.stdin:
+        events = json.loads(line)
+        last = events[-1]
+        answer = {"type": "none"}
+        if last["type"] == "tsumo" and last["actor"] == seat:
+            answer = {"type": "dahai", "actor": seat, "pai": "C", "tsumogiri": False}
+        print(json.dumps(answer), flush=True)
+""")
+BOTZONE_RED_DRAGON = textwrap.dedent("""
+    import itertools, sys
+    n = int(sys.stdin.readline())
+    requests = [sys.stdin.readline().strip() for _ in range(2 * n - 1)][::2]
+    for request in itertools.chain([requests[-1]], sys.stdin):
+        if request.strip():
+            print("PLAY J1" if request.split()[0] == "2" else "PASS")
+            print("MARKER", flush=True)
+""").replace("MARKER", MARKER)
+
+
+@pytest.mark.parametrize("kind, said", [("mjai", "discard C "), ("botzone-keep", "discard J1 ")])
+def test_an_illegal_answer_names_its_tiles_as_the_program_wrote_them(tmp_path, kind, said):
+    """An illegal move was named in our own notation: an mjai bot that discarded "C" (the
+    red dragon) it did not hold read 'discard 7z is not legal on a turn request', a Botzone
+    bot's PLAY J1 'discard 7z ... (WA on Botzone)'. The tiles are now in the program's own
+    protocol's names, in the table's first fault and in the log."""
+    if kind == "mjai":
+        name = f"mjai:{PY} {_script(tmp_path, 'bot.py', MJAI_RED_DRAGON)}"
+        variant = "riichi"
+    else:
+        name = f"botzone-keep:{PY} {_script(tmp_path, 'bot.py', BOTZONE_RED_DRAGON)}"
+        variant = "mcr"
+    with capture_logs() as logs:
+        summary = _arena(variant, name, seat_limit=30)
+    report = summary["external_seats"][name]
+    assert report["illegal"] > 0, report
+    assert said in report["first_fault"], report["first_fault"]
+    details = [e["detail"] for e in logs if e.get("event") == "outside program fault"]
+    assert details and all(said in d for d in details if d.startswith("discard")), details
+
+
+# An mjai bot that plays tsumogiri and quits when it reads end_game, answering nothing.
+MJAI_QUITS_AT_END_GAME = textwrap.dedent("""
+    import json, sys
+    seat = int(sys.argv[-1])
+    for line in sys.stdin:
+        events = json.loads(line)
+        if any(e["type"] == "end_game" for e in events):
+            break
+        last = events[-1]
+        answer = {"type": "none"}
+        if last["type"] == "tsumo" and last["actor"] == seat:
+            answer = {"type": "dahai", "actor": seat, "pai": last["pai"], "tsumogiri": True}
+        print(json.dumps(answer), flush=True)
+""")
+
+
+def test_an_mjai_bot_that_quits_at_end_game_is_no_crash(tmp_path):
+    """A bot that leaves its loop at end_game, the game over, was counted as crashed once a
+    game ('crashed: the program ended its output (exit 0)', a warning each game): mjai.app's
+    harness reads its answer to end_game as an empty line and goes on, no fault. A bot that
+    ends its output during the game is still a crash (test_a_bad_mjai_bot_...)."""
+    name = f"mjai:{PY} {_script(tmp_path, 'bot.py', MJAI_QUITS_AT_END_GAME)}"
+    with capture_logs() as logs:
+        summary = _arena("riichi", name, seat_limit=30)
+    report = summary["external_seats"][name]
+    assert report["crashed"] == 0 and report["first_fault"] is None, report
+    assert not [e for e in logs if e.get("event") == "outside program fault"]

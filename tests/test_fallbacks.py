@@ -113,3 +113,12 @@ def test_threshold_names_the_first_policy_over_it():
                                              "(20.0% > 1%); first: b late")
     assert over_threshold(tallies, 0.2) == ""
     assert over_threshold({"c": FallbackTally()}, 0.0) == ""
+
+
+def test_threshold_verdict_shows_the_share_above_the_limit():
+    # an outside bot's 3 fallbacks in 292 decisions: 1.027%, which one decimal rounds to the
+    # very limit it is refused for ("1.0% > 1%")
+    verdict = over_threshold({"me": FallbackTally(292, 3, "me garbage")}, 0.01)
+    assert "(1.03% > 1%)" in verdict
+    assert "(33.3% > 30%)" in over_threshold({"x": FallbackTally(3, 1, "")}, 0.3)
+    assert "(0.5001% > 0.5%)" in over_threshold({"x": FallbackTally(9998, 50, "")}, 0.005)

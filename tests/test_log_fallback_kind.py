@@ -7,6 +7,7 @@ from before it was recorded reads as it did (tests/test_replay_cli.py's own log 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -228,3 +229,37 @@ def test_review_shows_each_fallback_beside_its_judgement(
     assert f"  fallbacks {len(fell)} of {len(frames)} decisions (kind not recorded " \
            f"{len(fell)})" in run.stdout
     assert f"FALLBACK ({fell[0].fallback})" in run.stdout
+
+
+# an mjai bot that discards the red dragon on every turn, mostly without holding it
+_RED_DRAGON = """import json, sys
+seat = int(sys.argv[-1])
+for line in sys.stdin:
+    last = json.loads(line)[-1]
+    answer = {"type": "none"}
+    if last["type"] == "tsumo" and last["actor"] == seat:
+        answer = {"type": "dahai", "actor": seat, "pai": "C", "tsumogiri": False}
+    print(json.dumps(answer), flush=True)
+"""
+
+
+def test_replay_names_an_outside_programs_fault_once(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An outside program's fallback reason starts with its kind ('illegal: discard C is not
+    legal ...'), which `mjbot replay` put after the kind again: 'FALLBACK discard 8m
+    (illegal: illegal: discard C ...)'. The kind is said once."""
+    bot = tmp_path / "bot.py"
+    bot.write_text(_RED_DRAGON)
+    logs = _arena_logs(capsys, tmp_path / "logs", f"me=mjai:{sys.executable} {bot}")
+    log, seat = next((log, d.seat) for log in logs for d in log.decisions()
+                     if d.policy == "me" and d.fallback)
+    text = mjbot_here(capsys, "replay", str(log.path), "--seat", str(seat)).stdout
+    lines = [line.strip() for line in text.splitlines() if "FALLBACK" in line]
+    assert lines and all("(illegal: discard C is not legal on a turn request)" in line
+                         for line in lines), lines[:3]
+    # `mjbot review` words a fallback as replay does
+    text = mjbot_here(capsys, "review", str(log.path), "--seat", str(seat), "--policy",
+                      "rulebased").stdout
+    lines = [line.strip() for line in text.splitlines() if "FALLBACK" in line]
+    assert lines and all("(illegal: discard C is not legal on a turn request)" in line
+                         for line in lines), lines[:3]

@@ -544,7 +544,8 @@ def add_seat_limit_argument(parser: Any) -> None:
     parser.add_argument("--seat-limit", type=positive_seconds, default=None, metavar="SECONDS",
                         help="outside programs: seconds per answer, the first (start-up) "
                         "one included (default: their platform's, mjai 2 and 30 for the "
-                        "first, Botzone 6 for a fresh run / 4 kept running)")
+                        "first, mjai-tcp 60 (the mjai server's), Botzone 6 for a fresh run "
+                        "/ 4 kept running, NTPU 5 and 30 for the first)")
     parser.add_argument("--connect-wait", type=positive_seconds, default=60.0,
                         metavar="SECONDS", help="a listening seat (mjai-tcp:HOST:PORT): "
                         "seconds to wait for its bot to connect, for each game; none by then "

@@ -221,8 +221,10 @@ def kind_text(row: dict[str, Any]) -> str:
 
 def fallback_text(fallback: dict[str, Any]) -> str:
     """A fallback as `mjbot replay` words it: ``late: mc missed its budget``, the reason alone
-    where the log recorded no kind."""
-    return (f"{fallback['kind']}: " if fallback.get("kind") else "") + str(fallback["why"])
+    where the log recorded no kind, or where the reason starts with it (an outside program's:
+    ``illegal: discard C ...``)."""
+    why, kind = str(fallback["why"]), fallback.get("kind")
+    return (f"{kind}: " if kind and not why.startswith(f"{kind}:") else "") + why
 
 
 def or_na(value: Any) -> str:

@@ -117,12 +117,14 @@ def check_listeners(names: Any, parallel: bool) -> None:
 def time_limit_text(name: str, seat_limit: float | None = None) -> str:
     """What an outside seat's answers are timed against, in words (the arena's thinking
     line): ``--seat-limit`` where given, else its platform's limits, not our seats' budget."""
-    from adapter.local.external import botzone_seat, mjai_seat, ntpu_seat
+    from adapter.local.external import botzone_seat, mjai_seat, mjai_tcp_seat, ntpu_seat
 
     if seat_limit is not None:
         return f"--seat-limit {seat_limit:g} s"
     first = SeatLimits().first
     kind = parse_spec(name).kind
+    if kind == "mjai-tcp":  # join included: the server's 60 s is above the start allowance
+        return f"the mjai server's {max(first, mjai_tcp_seat.ANSWER_LIMIT):g} s"
     if kind.startswith("mjai"):
         return f"mjai's {mjai_seat.ANSWER_LIMIT:g} s, {first:g} s the first"
     if kind.startswith("botzone-keep"):

@@ -38,6 +38,7 @@ from adapter.local.external.process import UNASKED_LIMIT, SeatFault
 from adapter.local.external.seat import STALE_LOGGED, ExternalSeat
 from adapter.platforms.botzone import KEEP_RUNNING
 from protocols import events as ev
+from protocols import tiles as T
 from protocols.botzone import parse_response
 from protocols.botzone_server import RequestLines, read_response
 from protocols.codec import ProtocolError
@@ -84,6 +85,9 @@ class BotzoneSeat(ExternalSeat):
             raise SeatFault("garbage", str(exc), response) from None
         self.planned = reading.planned_discard
         return reading.action
+
+    def _tile_text(self, tile: T.Tile) -> str:
+        return T.to_botzone(tile)
 
     def _legal(self, action: Any, legal: list[Any], request: ev.DecisionRequest) -> Any:
         """As every seat's, the refusal naming Botzone's verdict: a ``HU`` the rules do not

@@ -80,7 +80,7 @@ class MjaiSeat(ExternalSeat):
                             "seat", json.dumps(answer))
         self.echoed_reach = True
         second = self._exchange([{"type": "reach", "actor": self.seat}],
-                                self._limit(ANSWER_LIMIT), echo=True)
+                                self._answer_limit(), echo=True)
         if second["type"] != "dahai":
             raise SeatFault("illegal", f"{second['type']} after its own reach, where its "
                             "dahai goes", json.dumps(second))
@@ -92,25 +92,37 @@ class MjaiSeat(ExternalSeat):
         """An event for the bot: mjai.app sends it with the next line."""
         self.pending.append(message)
 
+    def _tile_text(self, tile: T.Tile) -> str:
+        return T.to_mjai(tile)
+
+    def _answer_limit(self) -> float:
+        """Seconds for an answer after the first: mjai.app's 2 s, or ``--seat-limit``."""
+        return self._limit(ANSWER_LIMIT)
+
     def _edge(self, message: dict[str, Any]) -> None:
         """``end_kyoku`` / ``end_game``: sent at once (with what is pending), ``none`` due."""
         events, self.pending = [*self.pending, message], []
-        self._message(events, self._limit(ANSWER_LIMIT))
+        self._message(events, self._answer_limit(), last=message["type"] == "end_game")
 
     def _due(self) -> dict[str, Any]:
         """The bot's answer where a move may be due: the pending events sent, one read."""
         events, self.pending = self.pending, []
-        return self._exchange(events, self._limit(ANSWER_LIMIT))
+        return self._exchange(events, self._answer_limit())
 
-    def _message(self, events: list[dict[str, Any]], limit: float) -> None:
+    def _message(self, events: list[dict[str, Any]], limit: float,
+                 last: bool = False) -> None:
         """A line that asks for no move: ``none`` is due; another move is counted as the TCP
-        seat counts it (the program's fault, not a decision)."""
+        seat counts it (the program's fault, not a decision). A program that ends at the
+        game's ``end_game`` (``last``) instead of answering it is no fault: mjai.app's
+        harness reads the empty answer and goes on, the game being over."""
         try:
             answer = self._exchange(events, limit)
             if answer["type"] != "none":
                 raise SeatFault("illegal", f"{answer['type']} where nothing goes",
                                 json.dumps(answer, ensure_ascii=False))
         except SeatFault as fault:
+            if last and fault.reason == "crashed":
+                return
             self._unasked(fault)
 
     def _exchange(self, events: list[dict[str, Any]], limit: float,

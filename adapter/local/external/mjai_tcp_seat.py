@@ -6,8 +6,9 @@ line and every line is answered (``none`` where the bot has nothing to do), as m
 One connection per game (the original server ends it after ``end_game``): the seat listens
 again for the next game, so a client that plays one game per connection is run in a loop.
 The answer to the last event is the bot's move where the referee asks for one; a move where
-only a pass goes is counted as illegal. ``join`` gets the start-up
-allowance; every later answer the mjai limit (2 s, or ``--seat-limit``).
+only a pass goes is counted as illegal. Every answer, ``join`` included, gets the original
+server's 60 s (../shared/protocols/mjai.md), or ``--seat-limit``: not mjai.app's 2 s, which
+marked late a TCP bot that thought 2.5 s, as that server lets it.
 
 The seat waits ``SeatLimits.connect`` (60 s) for each connection, saying on stderr after a
 second what it waits for; no bot by then ends the run in one line (:class:`NoClient`): every
@@ -20,13 +21,14 @@ import json
 import time
 from typing import Any
 
-from adapter.local.external.mjai_seat import ANSWER_LIMIT, MjaiSeat, no_answer
+from adapter.local.external.mjai_seat import MjaiSeat, no_answer
 from adapter.local.external.process import LineProcess, LineSocket, SeatFault
 from protocols import events as ev
 from protocols.codec import load_json
 from protocols.mjai import check_answer
 
 HELLO = {"type": "hello", "protocol": "mjsonp", "protocol_version": 3}
+ANSWER_LIMIT = 60.0  # the original mjai server's, per answer
 
 
 def parse_address(text: str) -> tuple[str, int]:
@@ -55,19 +57,20 @@ class MjaiTcpSeat(MjaiSeat):
         self.sent = ""  # the type of the last event sent
         super()._start(event)
 
-    def _message(self, events: list[dict[str, Any]], limit: float) -> None:
+    def _message(self, events: list[dict[str, Any]], limit: float,
+                 last: bool = False) -> None:
         if events and events[0].get("type") == "start_game":  # greet first: hello -> join
             assert self.proc is not None
             self.proc.send(json.dumps(HELLO) + "\n")
             try:
-                join = self._read(self.limits.start)
+                join = self._read(self._first_limit())
                 if join.get("type") != "join":
                     raise SeatFault("garbage", f"{join.get('type')!r} where join goes",
                                     json.dumps(join))
             except SeatFault as fault:
                 self._unasked(fault)
                 return
-            limit = self.limits.start
+            limit = self._first_limit()
         for event in events:
             self._out(event, limit)
 
@@ -100,7 +103,7 @@ class MjaiTcpSeat(MjaiSeat):
         self.sent = str(message.get("type"))
         started = time.perf_counter()
         try:
-            self.last = self._exchange([message], limit or self._limit(ANSWER_LIMIT))
+            self.last = self._exchange([message], limit or self._answer_limit())
         except SeatFault as fault:
             if fault.fatal:  # the seat is down: the decision says so, as safe play
                 self._unasked(fault)
@@ -111,6 +114,14 @@ class MjaiTcpSeat(MjaiSeat):
 
     def _edge(self, message: dict[str, Any]) -> None:
         self._out(message)
+
+    def _answer_limit(self) -> float:
+        return self._limit(ANSWER_LIMIT)
+
+    def _first_limit(self) -> float:
+        """``join``'s: the server's limit, where it is longer than the start-up allowance."""
+        return self.limits.start if self.limits.answer is not None else \
+            max(self.limits.first, ANSWER_LIMIT)
 
     def _due(self) -> dict[str, Any]:
         self._raise_unread()

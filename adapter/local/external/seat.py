@@ -394,9 +394,14 @@ class ExternalSeat:
         illegal fault naming it."""
         found = find_legal(action, legal)
         if found is None:
-            raise SeatFault("illegal", f"{describe(action)} is not legal on a {request.kind} "
-                            f"request", " | ".join(self.heard) or repr(action))
+            raise SeatFault("illegal", f"{describe(action, self._tile_text)} is not legal on a "
+                            f"{request.kind} request", " | ".join(self.heard) or repr(action))
         return found
+
+    def _tile_text(self, tile: T.Tile) -> str:
+        """A tile as the program's protocol writes it, so a refused move reads as it was sent
+        (subclasses; ours, ``7z``, where the protocol has no name of its own here)."""
+        return T.tile_name(tile)
 
 
 def find_legal(action: Any, legal: list[Any]) -> Any:
@@ -414,9 +419,9 @@ def find_legal(action: Any, legal: list[Any]) -> Any:
     return None
 
 
-def describe(action: Any) -> str:
+def describe(action: Any, name: Callable[[T.Tile], str] = T.tile_name) -> str:
     if isinstance(action, ev.Discard):
-        return f"discard {T.tile_name(action.tile)}" + (" with riichi" if action.riichi else "")
+        return f"discard {name(action.tile)}" + (" with riichi" if action.riichi else "")
     return type(action).__name__.lower() if not getattr(action, "tiles", None) else \
         f"{getattr(action, 'kind', type(action).__name__.lower())} " \
-        f"{' '.join(T.tile_name(t) for t in action.tiles)}"
+        f"{' '.join(name(t) for t in action.tiles)}"
