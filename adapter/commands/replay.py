@@ -240,8 +240,7 @@ def _partial_export(rep: Any) -> str:
     summary = replayer.summarize(rep)
     last = len(summary["hands"]) - 1  # a hand before it lost its result, as replay says
     parts = [f"hand {h['round']}-{h['honba']} unfinished ("
-             + ("the log ends inside it" if at == last else
-                "no result in the log, which goes on with the next hand")
+             + replayer.unfinished_why(h, at == last).replace("this hand", "it")
              + "; exported with no result)"
              for at, h in enumerate(summary["hands"]) if h["unfinished"]]
     if summary["unfinished"]:
