@@ -762,3 +762,30 @@ def test_the_command_named_for_an_unreadable_file_runs_as_given(
     assert words == ["mjbot", "replay", str(notes)], words
     alone = mjbot_here(capsys, *words[1:])
     assert alone.returncode == 2 and "tried:" in alone.stderr and "NYCU SGF" in alone.stderr
+
+
+@pytest.mark.parametrize("fmt", ["tenhou6", "mjai"])
+def test_an_export_of_a_game_whose_moves_stop_fitting_says_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str) -> None:
+    """The real mjai game with seat 0's first discard edited to a tile it does not hold:
+    `mjbot replay` names the hand and exits 1, but `--export` wrote the game as recorded
+    and exited 0 saying nothing, so a damaged game passed for a sound one (the exported file
+    then read as damaged). The export is still written, and stderr names the hand as replay
+    does, exit 1."""
+    lines = MJAI_GAME.read_text(encoding="utf-8").splitlines()
+    assert json.loads(lines[3]) == {"type": "dahai", "actor": 0, "pai": "6p",
+                                    "tsumogiri": False}, lines[3]
+    lines[3] = '{"type":"dahai","actor":0,"pai":"9s","tsumogiri":false}'
+    path = tmp_path / "edited.mjai.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / f"out.{fmt}"
+    run = mjbot_here(capsys, "replay", "--export", fmt, str(path), "-o", str(out))
+    (err,) = run.stderr.strip().splitlines()
+    assert err == (f"mjbot replay: {path}: hand 1 (E1-0) cannot be followed from event 3 "
+                   "(TileDiscarded seat 0 9s) at line 4: StateError: tile 9s not in hand "
+                   "1167889m6p23s1227z; exported as recorded (a damaged or edited log)"), err
+    assert run.returncode == 1 and out.stat().st_size > 0
+    again = mjbot_here(capsys, "replay", str(out))  # as replay reads the export: damaged too
+    assert again.returncode == 1 and "cannot be followed" in again.stderr
+    whole = mjbot_here(capsys, "replay", "--export", fmt, str(MJAI_GAME), "-o", str(out))
+    assert whole.returncode == 0 and whole.stderr == ""
