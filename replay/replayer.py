@@ -41,6 +41,7 @@ from protocols.ntpu import NtpuCodec
 from protocols.tenhou import REINIT_NOTICE, TenhouCodec, parse_tag, tag_from_json
 from replay import formats, progress
 from replay.formats.botzone_log import PENALTIES
+from replay.formats.tenhou_client import LEFT_NOTICE
 from replay.log import DecisionFrame, EventFrame, GameLog, Header, RxFrame, TxFrame
 from replay.record import GameRecord, RecordError, own_tiles, seat_view, seat_views
 
@@ -847,6 +848,19 @@ def _add_decision(hand: dict[str, Any], d: Decision) -> None:
                                   "kind": d.fallback_kind or None})
 
 
+def unfinished_why(hand: dict[str, Any], last: bool) -> str:
+    """Why an unfinished hand of a summary has no result, as replay and an export say it: the
+    client left its game in it (a transcript's BYE: the log goes on with the next game), the
+    log ends inside it, or a result that never came (a dropped line lost it) with the log
+    going on after it. A left hand said "which goes on with the next hand" beside the
+    notice that the game stops there."""
+    if LEFT_NOTICE in hand.get("notices", ()):
+        return "the client left the game in this hand"
+    if last:
+        return "the log ends inside this hand"
+    return "no result in the log, which goes on with the next hand"
+
+
 def format_summary(summary: dict[str, Any]) -> str:
     lines = [f"{summary['path']}  [{summary['source']}, {summary['variant']}] "
              f"seat {summary['seat']}  {' / '.join(n or '-' for n in summary['names'])}"]
@@ -889,12 +903,8 @@ def format_summary(summary: dict[str, Any]) -> str:
                     else ""
                 lines.append(f"    DRAW    {r['reason']}{tenpai}")
         lines += [f"    notice  {n}" for n in h.get("notices", ()) if n != RESULT_NOT_SENT]
-        if h.get("unfinished") and at < last:  # a result that never came (a dropped line
-            # lost it): the log does not end here, as this read
-            lines.append("    unfinished (no result in the log, which goes on with the next "
-                         "hand)")
-        elif h.get("unfinished"):
-            lines.append("    unfinished (the log ends inside this hand)")
+        if h.get("unfinished"):
+            lines.append(f"    unfinished ({unfinished_why(h, at == last)})")
         elif h.get("resumed_below"):
             lines.append("    line dropped: the hand goes on below, as the server gave it back")
         elif h.get("result_unknown"):

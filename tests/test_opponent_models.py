@@ -26,6 +26,7 @@ from replay.learning.opponents import data as D
 from replay.learning.opponents.evaluate import evaluate
 from replay.learning.opponents.train import quick_config, train
 from tests.in_process import mjbot_captured, mjbot_here
+from tests.shared_data import DATA
 
 
 def selfplay(out: Path, variant: str, hands: int, seed: int) -> list[Path]:
@@ -251,6 +252,22 @@ def test_mc_seats_whose_models_cannot_be_read_are_refused_before_a_game(tmp_path
                             "rulebased", "--hands", "1", "--out", str(out))
         assert code == 2 and len(err.strip().splitlines()) == 1, err[-2000:]
         assert err.startswith(f"mjbot selfplay: {seat}: {why}") and not out.exists()
+
+
+def test_mc_models_given_a_file_says_it_names_a_folder(tmp_path, capsys) -> None:
+    """`mjbot replay GAME --policy mc@models=brain/data/opponents_riichi.npz` (the file, as
+    nn@FILE names its weights) said only "no opponent models for 'riichi' at
+    brain/data/opponents_riichi.npz/opponents_riichi.npz". It now says what models= names."""
+    game = tmp_path / "game.json"
+    game.write_text((DATA / "tenhou" / "convlog_tenhou6_json" / "ryukyoku.json").read_text(
+        encoding="utf-8"), encoding="utf-8")
+    weights = model_path("riichi")
+    seat = f"mc@models={weights}"
+    code, err = refused(capsys, "replay", str(game), "--policy", seat)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err[-2000:]
+    assert err.strip().endswith(f"no opponent models for 'riichi' at {weights}/opponents_riichi"
+                                f".npz ({weights} is a file: models= names the folder that "
+                                "holds opponents_riichi.npz)"), err
 
 
 @pytest.fixture(scope="module")

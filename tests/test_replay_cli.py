@@ -636,16 +636,32 @@ def test_an_export_does_not_say_the_log_ends_inside_a_hand_it_goes_on_after(
         capsys: pytest.CaptureFixture[str]) -> None:
     """The real capture kokushi.log (nine games the client left in their first hand, then
     one cut inside E3-6): `--export mjai` said of each left hand "the log ends inside it",
-    though the log goes on with the next; `mjbot replay` itself says "no result in the log,
-    which goes on with the next hand" there. Only the last hand is the one the log ends in."""
+    though the log goes on with the next; each is now said to be a hand the client left
+    (the test below: replay said "which goes on with the next hand" of them)."""
     path = DATA / "tenhou" / "dnovikoff_protocol_captures" / "kokushi.log"
     r = mjbot_here(capsys, "replay", str(path), "--export", "mjai")
     assert r.returncode == 0 and r.stdout.strip(), r.stderr
     said = r.stderr.strip().split(": exported as far as the log goes: ", 1)[1].split("; hand ")
-    assert said == ["hand E1-0 unfinished (no result in the log, which goes on with the next "
-                    "hand; exported with no result)"] + ["E1-0 unfinished (no result in the "
-                    "log, which goes on with the next hand; exported with no result)"] * 8 + [
-        "E3-6 unfinished (the log ends inside it; exported with no result)"], r.stderr
+    assert said == ["hand E1-0 unfinished (the client left the game in it; exported with no "
+                    "result)"] + ["E1-0 unfinished (the client left the game in it; exported "
+                    "with no result)"] * 8 + [
+        "E3-6 unfinished (the client left the game in it; exported with no result)"], r.stderr
+
+
+def test_a_hand_the_client_left_says_so_not_that_the_log_goes_on_with_the_next_hand(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """kokushi.log's ten games each end in a hand the client left (BYE): `mjbot replay`
+    printed the notice "the game stops here" and under it "unfinished (no result in the log,
+    which goes on with the next hand)", as if a dropped line had lost its result and the game
+    went on; the export said the same. Each now reads "the client left the game in this
+    hand", as the game list's note counts them."""
+    path = DATA / "tenhou" / "dnovikoff_protocol_captures" / "kokushi.log"
+    r = mjbot_here(capsys, "replay", str(path))
+    assert r.returncode == 0, r.stderr
+    assert "10 game(s) the client left (BYE)" in r.stdout
+    assert r.stdout.count("    unfinished (the client left the game in this hand)\n") == 10
+    assert "which goes on with the next hand" not in r.stdout
+    assert "the log ends inside this hand" not in r.stdout
 
 
 def test_a_policy_with_options_review_does_not_take_says_what_does(
@@ -800,3 +816,30 @@ def test_the_command_named_for_an_unreadable_file_runs_as_given(
     assert words == ["mjbot", "replay", str(notes)], words
     alone = mjbot_here(capsys, *words[1:])
     assert alone.returncode == 2 and "tried:" in alone.stderr and "NYCU SGF" in alone.stderr
+
+
+@pytest.mark.parametrize("fmt", ["tenhou6", "mjai"])
+def test_an_export_of_a_game_whose_moves_stop_fitting_says_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str) -> None:
+    """The real mjai game with seat 0's first discard edited to a tile it does not hold:
+    `mjbot replay` names the hand and exits 1, but `--export` wrote the game as recorded
+    and exited 0 saying nothing, so a damaged game passed for a sound one (the exported file
+    then read as damaged). The export is still written, and stderr names the hand as replay
+    does, exit 1."""
+    lines = MJAI_GAME.read_text(encoding="utf-8").splitlines()
+    assert json.loads(lines[3]) == {"type": "dahai", "actor": 0, "pai": "6p",
+                                    "tsumogiri": False}, lines[3]
+    lines[3] = '{"type":"dahai","actor":0,"pai":"9s","tsumogiri":false}'
+    path = tmp_path / "edited.mjai.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / f"out.{fmt}"
+    run = mjbot_here(capsys, "replay", "--export", fmt, str(path), "-o", str(out))
+    (err,) = run.stderr.strip().splitlines()
+    assert err == (f"mjbot replay: {path}: hand 1 (E1-0) cannot be followed from event 3 "
+                   "(TileDiscarded seat 0 9s) at line 4: StateError: tile 9s not in hand "
+                   "1167889m6p23s1227z; exported as recorded (a damaged or edited log)"), err
+    assert run.returncode == 1 and out.stat().st_size > 0
+    again = mjbot_here(capsys, "replay", str(out))  # as replay reads the export: damaged too
+    assert again.returncode == 1 and "cannot be followed" in again.stderr
+    whole = mjbot_here(capsys, "replay", "--export", fmt, str(MJAI_GAME), "-o", str(out))
+    assert whole.returncode == 0 and whole.stderr == ""

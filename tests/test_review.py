@@ -189,6 +189,23 @@ def test_nn_reviews_by_its_own_ranking_and_unknown_names_are_refused():
         evaluator_for("nosuch")
 
 
+def test_html_dash_is_standard_output_as_json_dash_is(tmp_path, capsys, monkeypatch):
+    """`mjbot review GAME --html -` wrote the page into a file named '-' in the current
+    folder and printed the text review, where `--json -` puts the JSON on standard output,
+    nothing else. `--html -` now does the same; the two together are refused in one line."""
+    game = DATA / "tenhou" / "mjx_pairs" / "double-ron.mjlog"
+    monkeypatch.chdir(tmp_path)
+    r = _cli(capsys, "review", str(game), "--policy", "rulebased", "--html", "-")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("<!doctype html>") and r.stdout.rstrip().endswith("</html>")
+    assert "agreement" in r.stdout and not (tmp_path / "-").exists()
+    both = _cli(capsys, "review", str(game), "--policy", "rulebased", "--html", "-",
+                "--json", "-")
+    assert both.returncode == 2 and both.stdout == ""
+    assert both.stderr.strip() == ("mjbot review: --json - and --html -: only one of them can "
+                                   "go to standard output; name a FILE for the other")
+
+
 def test_a_claim_row_says_which_tile_was_offered_and_by_whom(tmp_path, capsys):
     """A claim's row said 'played chi 68p, best pass' without the tile on offer (7p? 9p?).
     The review now names it and its discarder: in --json, the text and the HTML page."""

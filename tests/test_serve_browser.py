@@ -704,6 +704,26 @@ def test_the_list_marks_a_damaged_log_and_links_no_unopenable_one(
         assert browser.console_errors() == []
 
 
+def test_a_game_that_cannot_be_opened_does_not_say_its_commentary_is_loading(
+        browser: Browser, tmp_path: Path) -> None:
+    """A file the viewer lists but no reader takes (the real sanma.log capture: a
+    three-player game) opened as 'cannot open this game: 422 ...' above an empty table, and
+    under it 'commentary loading…' for good: nothing was being loaded. It now says there is
+    no commentary, the game not opening."""
+    from tests.shared_data import DATA
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copy(DATA / "tenhou" / "dnovikoff_protocol_captures" / "sanma.log", logs)
+    with mjbot_view(logs) as url:
+        browser.navigate(url + "games/0~sanma.log")
+        browser.wait_for("document.getElementById('game-info').textContent"
+                         ".startsWith('cannot open this game: 422')")
+        assert text(browser, "#subtitles") == "no commentary: the game cannot be opened"
+        assert browser.evaluate("document.getElementById('subtitles').dataset.state") == \
+            "failed"
+
+
 def test_a_busy_server_is_asked_again_with_a_line_on_the_dashboard(
         browser: Browser, tmp_path: Path) -> None:
     """The dashboard asks /api/status every two seconds; a 503 with Retry-After (the status

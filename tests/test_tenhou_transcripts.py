@@ -301,8 +301,9 @@ def test_a_game_left_at_its_first_hand_is_not_read_as_a_dropped_line() -> None:
     assert [i for i, h in enumerate(hands) if h["unfinished"]] == [*range(9), 15]
     text = replayer.format_summary(summary)
     assert "line dropped" not in text
-    assert text.count("unfinished (no result in the log, which goes on with the next "
-                      "hand)") == 9
+    # each of the ten a hand the client left, not one whose result a dropped line lost
+    assert text.count("unfinished (the client left the game in this hand)") == 10
+    assert "which goes on with the next hand" not in text
 
 
 def test_each_game_marks_the_seat_it_was_played_from() -> None:

@@ -86,6 +86,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
             replayer.check_exportable(rep.record)
             text = (tenhou6.dumps if args.export == "tenhou6" else mjai_log.dumps)(rep.record)
             partial = _partial_export(rep)
+            # a hand whose moves stop fitting a seat's hand (a discard of a tile not held) is
+            # written as recorded, both formats having a place for it: said, as replay says it
+            unfit = [f"hand {d['hand']} ({d['round']}) cannot be followed from event "
+                     f"{d['event']} ({d['what']}){d.get('at', '')}: {d['why']}"
+                     for d in rep.damaged]
         _write_export(text, args.output)
         if rep.log is not None and (newer := rep.log.newer_note()) is not None:
             # what this version skipped is in no export it writes: said, with the counts,
@@ -95,7 +100,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
         if partial:  # the export holds no note: a cut game must not pass for a whole one
             print(f"mjbot {args.command_path}: {args.logs[0]}: exported as far as the log "
                   f"goes: {partial}", file=sys.stderr)
-        return 0
+        for line in unfit:  # nor a damaged one for a sound one: exit 1, as replay's
+            print(f"mjbot {args.command_path}: {args.logs[0]}: {line}; exported as recorded "
+                  "(a damaged or edited log)", file=sys.stderr)
+        return 1 if unfit else 0
     failed = unranked = unreadable = unshown = 0  # and the files no reader took, or that
     # --policy, --commentary or --reparse failed on
     damaged: list[str] = []  # the hands a damaged log's moves stop fitting in, per file
@@ -249,8 +257,7 @@ def _partial_export(rep: Any) -> str:
     summary = replayer.summarize(rep)
     last = len(summary["hands"]) - 1  # a hand before it lost its result, as replay says
     parts = [f"hand {h['round']}-{h['honba']} unfinished ("
-             + ("the log ends inside it" if at == last else
-                "no result in the log, which goes on with the next hand")
+             + replayer.unfinished_why(h, at == last).replace("this hand", "it")
              + "; exported with no result)"
              for at, h in enumerate(summary["hands"]) if h["unfinished"]]
     if summary["unfinished"]:

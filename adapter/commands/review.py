@@ -33,7 +33,8 @@ def register(sub: Any) -> None:
     r.add_argument("--seed", type=int, default=0, help="mc: seed of the playouts")
     r.add_argument("--json", metavar="FILE", help="write the whole review as JSON ('-': "
                    "standard output, nothing else printed)")
-    r.add_argument("--html", metavar="FILE", help="write the review as one HTML page")
+    r.add_argument("--html", metavar="FILE", help="write the review as one HTML page ('-': "
+                   "standard output, nothing else printed)")
     r.add_argument("--all", action="store_true", help="print one line per decision too")
     r.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar on stderr (default: when it is a terminal)")
@@ -75,6 +76,9 @@ def cmd_review(args: argparse.Namespace) -> int:
         raise UserInputError(f"reviews one GAME at a time, and {len(args.more) + 1} were "
                              f"given ({args.game}, {args.more[0]}{', ...' * (len(args.more) > 1)}"
                              "): review each alone; `mjbot replay` shows many")
+    if args.json == "-" and args.html == "-":  # both on stdout: neither could be read back
+        raise UserInputError("--json - and --html -: only one of them can go to standard "
+                             "output; name a FILE for the other")
     require_writable(args.json, "--json")
     require_writable(args.html, "--html")
     ev = evaluator(args.policy, args.playouts, args.seed)
@@ -90,9 +94,11 @@ def cmd_review(args: argparse.Namespace) -> int:
             print(text)
         else:
             Path(args.json).write_text(text + "\n", encoding="utf-8")
-    if args.html:
+    if args.html == "-":  # as --json -: it wrote the page into a file named '-'
+        print(html.render(result))
+    elif args.html:
         Path(args.html).write_text(html.render(result), encoding="utf-8")
-    if args.json != "-":
+    if "-" not in (args.json, args.html):
         print(format_review(result, every=args.all))
     for d in rep.damaged:  # a rating of part of the game must not pass for the whole's
         print(f"mjbot review: {args.game}: {replayer.damage_note(d)}", file=sys.stderr)

@@ -45,6 +45,10 @@ from protocols.tenhou import (
 from replay.log import SCRUBBED, Scrubber
 from replay.record import GameRecord, Refused
 
+# the notice of a hand the client left (BYE): its game stops there, the log goes on with the
+# next game, so the hand is neither one the log ends inside nor one whose result a drop lost
+LEFT_NOTICE = "the client left (BYE) before the game's end: the game stops here"
+
 SOURCE = "tenhou_client"
 LABEL = "Tenhou client transcript"
 SKIPPED_SHOWN = 3  # skipped line numbers kept in the record's meta
@@ -178,8 +182,7 @@ class _Reader:
         """The client said BYE: a game still open stops here (the session is over)."""
         if self.codec.started:
             self.left += 1
-            self.events.append(ev.PlatformNotice(
-                "the client left (BYE) before the game's end: the game stops here"))
+            self.events.append(ev.PlatformNotice(LEFT_NOTICE))
             self.codec.forget_game()
 
 

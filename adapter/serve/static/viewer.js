@@ -263,6 +263,9 @@ async function start() {
     view.outline = await getJSON(`/api/games/${encodeURIComponent(GAME_ID)}`);
   } catch (error) {
     document.getElementById("game-info").textContent = "cannot open this game: " + error.message;
+    // nothing will come: the subtitles' "commentary loading…" stayed under the error for good
+    view.commentary = "failed: the game cannot be opened";
+    drawSubtitles();
     return;
   }
   const o = view.outline;

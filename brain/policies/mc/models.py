@@ -40,7 +40,10 @@ def _load(variant: str, directory: str) -> OpponentModels:
     if directory:
         path = Path(directory) / name
         if not path.is_file():
-            raise MissingModels(f"mc: no opponent models for {variant!r} at {path}")
+            # models=FILE (as nn@FILE names its weights) read as FILE/opponents_....npz
+            given = (f" ({directory} is a file: models= names the folder that holds {name})"
+                     if Path(directory).is_file() else "")
+            raise MissingModels(f"mc: no opponent models for {variant!r} at {path}{given}")
         return _checked(OpponentModels.from_file(path), variant)
     source = shipped(name)
     if source is None:
