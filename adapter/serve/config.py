@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from adapter import secret_env
 from adapter.serve.tomlines import key_lines, line_of
 from brain.rules.variant import VARIANT_NAMES
 
@@ -363,6 +364,7 @@ def _status(r: _Reader, table: dict[str, Any], environ: Any) -> StatusConfig:
                              "trust_forwarded_for": _boolean},
                      "status")
     variable = values.get("token_env", TOKEN_ENV)
+    secret_env.declare([variable])  # kept from the programs we start, as the default
     token = environ.get(variable, "")
     if token != token.strip():
         raise r.error(f"${variable} (the status token) is blank or begins or ends with "
@@ -421,6 +423,8 @@ def _tenhou_login(r: _Reader, name: str, options: dict[str, Any], environ: Any,
 
     where = ("sessions", name)
     secret = str(options.get("id", ""))  # not empty: the key's check refuses that
+    if "id_env" in options:
+        secret_env.declare([options["id_env"]])  # kept from the programs we start
     if "id_env" in options and enabled:
         variable = options["id_env"]
         if variable in environ:  # the environment wins, as for `mjbot tenhou`

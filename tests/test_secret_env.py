@@ -1,0 +1,171 @@
+"""mjbot's secrets reach no program it starts: each child, a real process, shows its environment
+as ``/proc/PID/environ`` does (what another local user's tools, or the child itself, read).
+
+An outside program seated at the table (someone else's bot), or the user's browser, gets the
+user's other variables as they are, and a secret only where ``$MJBOT_PASS_SECRETS`` names it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from adapter import secret_env
+from adapter.local.external.process import LineProcess
+from adapter.own_python import own_python
+from adapter.serve.config import loads
+from tests.test_external_seats import BOTZONE_ONESHOT_SIMPLE
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/environ").exists(),
+                                reason="reads /proc/PID/environ (Linux)")
+
+ID = "ID0123abcd-98765432"  # a well-formed Tenhou ID
+TOKEN = "status-token-not-for-children"
+SECRETS = {"MJBOT_TENHOU_ID": ID, "MJBOT_STATUS_TOKEN": TOKEN}
+USERS = {"MY_BOT_HOME": "/opt/my-bot"}  # a user's own variable an outside bot relies on
+
+
+def environ_of(pid: int) -> dict[str, str]:
+    raw = Path(f"/proc/{pid}/environ").read_bytes()
+    return dict(e.split("=", 1) for e in raw.decode().split("\0") if "=" in e)
+
+
+# An mjai bot that writes its own environment as /proc shows it, then plays tsumogiri
+ENV_BOT = textwrap.dedent("""
+    import json, sys
+    out, seat = sys.argv[1], int(sys.argv[-1])
+    raw = open("/proc/self/environ", "rb").read().decode()
+    with open(out, "w") as f:
+        json.dump(dict(e.split("=", 1) for e in raw.split("\\0") if "=" in e), f)
+    for line in sys.stdin:
+        last = json.loads(line)[-1]
+        answer = {"type": "none"}
+        if last["type"] == "tsumo" and last["actor"] == seat:
+            answer = {"type": "dahai", "actor": seat, "pai": last["pai"], "tsumogiri": True}
+        print(json.dumps(answer), flush=True)
+""")
+
+
+def _arena_with_env_bot(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """``mjbot arena`` (a real process, the secrets in its environment) with the bot at seat
+    0 for one hand: the environment the bot had."""
+    bot = tmp_path / "bot.py"
+    bot.write_text(ENV_BOT)
+    seen = tmp_path / "env.json"
+    env = {**os.environ, **SECRETS, **USERS, **extra}
+    done = subprocess.run(own_python("-m", "adapter.cli", "--log-level", "error", "arena",
+                                     "--policies",
+                                     f"mjai:{sys.executable} {bot} {seen},rulebased,"
+                                     "rulebased,rulebased", "--hands", "1", "--no-log"),
+                          env=env, capture_output=True, text=True, timeout=300,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    bots_env: dict[str, str] = json.loads(seen.read_text())
+    return bots_env
+
+
+def test_an_outside_program_at_the_table_gets_no_secret(tmp_path: Path) -> None:
+    """Someone else's bot seated by ``mjai:CMD`` got the Tenhou ID and the status token (the
+    whole environment mjbot had); it gets the user's other variables, PATH and HOME as they
+    are, and no secret."""
+    seen = _arena_with_env_bot(tmp_path)
+    assert not set(SECRETS) & set(seen), sorted(set(SECRETS) & set(seen))
+    assert ID not in json.dumps(seen) and TOKEN not in json.dumps(seen)
+    assert seen["MY_BOT_HOME"] == USERS["MY_BOT_HOME"]
+    assert seen["PATH"] == os.environ["PATH"]
+    assert seen.get("HOME") == os.environ.get("HOME")
+
+
+# A one-shot Botzone bot (started anew for every request) that writes its environment at
+# its first start, then answers as the external seats' tests' one does
+BOTZONE_ENV_BOT = textwrap.dedent("""
+    import json, os, sys
+    out = sys.argv[1]
+    if not os.path.exists(out):
+        raw = open("/proc/self/environ", "rb").read().decode()
+        with open(out, "w") as f:
+            json.dump(dict(e.split("=", 1) for e in raw.split("\\0") if "=" in e), f)
+""") + BOTZONE_ONESHOT_SIMPLE
+
+
+def test_a_botzone_program_at_the_table_gets_no_secret(tmp_path: Path) -> None:
+    """``botzone:CMD``, a program started anew for every request, gets no secret either."""
+    bot = tmp_path / "bot.py"
+    bot.write_text(BOTZONE_ENV_BOT)
+    seen = tmp_path / "env.json"
+    env = {**os.environ, **SECRETS, **USERS}
+    done = subprocess.run(own_python("-m", "adapter.cli", "--log-level", "error", "arena",
+                                     "--variant", "mcr", "--policies",
+                                     f"botzone:{sys.executable} {bot} {seen},rulebased,"
+                                     "rulebased,rulebased", "--hands", "1", "--no-log"),
+                          env=env, capture_output=True, text=True, timeout=300,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(seen.read_text())
+    assert not set(SECRETS) & set(got)
+    assert got["MY_BOT_HOME"] == USERS["MY_BOT_HOME"]
+
+
+def test_a_secret_the_user_passes_by_name_reaches_the_outside_program(tmp_path: Path) -> None:
+    seen = _arena_with_env_bot(tmp_path, MJBOT_PASS_SECRETS="MJBOT_TENHOU_ID")
+    assert seen["MJBOT_TENHOU_ID"] == ID
+    assert "MJBOT_STATUS_TOKEN" not in seen
+
+
+PRINT_ENV = [sys.executable, "-c", "import json; print(json.dumps(dict("
+             "e.split('=', 1) for e in open('/proc/self/environ', 'rb').read().decode()"
+             ".split(chr(0)) if '=' in e)))"]
+
+
+def test_a_serve_configs_secret_names_are_kept_from_outside_programs(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The variables a loaded serve config names as id_env and token_env (any name the user
+    chose) are secrets too: an outside program does not get them."""
+    monkeypatch.setenv("MY_TENHOU_LOGIN", ID)
+    monkeypatch.setenv("MY_STATUS_KEY", TOKEN)
+    config = loads("[status]\ntoken_env = 'MY_STATUS_KEY'\n"
+                   "[sessions.t]\nkind = 'tenhou'\nid_env = 'MY_TENHOU_LOGIN'\n")
+    assert config.sessions[0].secret == ID and config.status.token == TOKEN
+    proc = LineProcess(PRINT_ENV)
+    try:
+        line = proc.read_line(60)
+    finally:
+        proc.close()
+    assert line is not None
+    seen = json.loads(line)
+    assert "MY_TENHOU_LOGIN" not in seen and "MY_STATUS_KEY" not in seen
+    assert os.environ["MY_TENHOU_LOGIN"] == ID  # ours still: a reload reads it again
+
+
+def test_the_secret_names() -> None:
+    """One place says which names are secrets: the known ones, MJBOT_ names that look like
+    one, and declared ones; a user's own look-alike outside MJBOT_ is theirs."""
+    assert secret_env.is_secret("MJBOT_TENHOU_ID") and secret_env.is_secret("MJBOT_SERVE2_ID")
+    assert not secret_env.is_secret("MJBOT_MC") and not secret_env.is_secret("GITHUB_TOKEN")
+    assert not secret_env.is_secret("MJBOT_PASS_SECRETS")
+    secret_env.declare(["SOME_LOGIN_FOR_THE_TEST"])
+    assert secret_env.is_secret("SOME_LOGIN_FOR_THE_TEST")
+
+
+def test_the_browser_view_opens_gets_no_secret(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """``mjbot view --open`` starts the user's browser (an outside program) with no secret."""
+    from tests.test_serve_viewer import _view_with_browser
+
+    for key, value in {**SECRETS, **USERS}.items():
+        monkeypatch.setenv(key, value)
+    seen = tmp_path / "env.json"
+    browser = tmp_path / "browser.py"
+    browser.write_text(f"{PRINT_ENV[2]}\n")
+    err, status = _view_with_browser(
+        tmp_path, f"sh -c '{sys.executable} {browser} > {seen}' %s",
+        lambda _: seen.exists() and seen.stat().st_size > 0)
+    assert status == 0, err
+    got = json.loads(seen.read_text())
+    assert not set(SECRETS) & set(got)
+    assert got["MY_BOT_HOME"] == USERS["MY_BOT_HOME"]
