@@ -10,8 +10,8 @@ Our root on PYTHONPATH is for our code only: the PYTHONPATH the user gave is kep
 (:data:`USER_PATH`), and a program the user names (an outside seat) is started with that one
 (:func:`outside_env`), so that its own ``brain`` or ``protocols`` package is not ours.
 
-An outside program gets none of mjbot's secrets (:mod:`adapter.secret_env`) but those the
-user passes it by name."""
+Neither gets mjbot's secrets (:mod:`adapter.secret_env`): our own children read none
+(:func:`own_env`), and an outside program gets only those the user passes it by name."""
 
 import os
 import site
@@ -32,6 +32,12 @@ def user_pythonpath() -> str:
     """The PYTHONPATH the user gave: as it is, or, in one of our own children, as it was
     before :func:`own_python` put our root ahead of it."""
     return os.environ.get(USER_PATH, os.environ.get("PYTHONPATH", ""))
+
+
+def own_env() -> dict[str, str]:
+    """This process's environment for one of our own children: without the secrets, which
+    none of them reads (a Tenhou session logs in from the process that read the ID)."""
+    return without_secrets()
 
 
 def outside_env(env: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -1,8 +1,10 @@
-"""mjbot's secrets reach no program it starts: each child, a real process, shows its environment
+"""mjbot's secrets reach no child it starts: each child, a real process, shows its environment
 as ``/proc/PID/environ`` does (what another local user's tools, or the child itself, read).
 
-An outside program seated at the table (someone else's bot), or the user's browser, gets the
-user's other variables as they are, and a secret only where ``$MJBOT_PASS_SECRETS`` names it."""
+Our own children (the viewer's reading child, serve's practice worker, the fake servers' bots)
+read no secret. An outside program seated at the table (someone else's bot), or the user's
+browser, gets the user's other variables as they are, and a secret only where
+``$MJBOT_PASS_SECRETS`` names it."""
 
 from __future__ import annotations
 
@@ -19,7 +21,11 @@ from adapter import secret_env
 from adapter.local.external.process import LineProcess
 from adapter.own_python import own_python
 from adapter.serve.config import loads
+from adapter.serve.supervisor import Supervisor
+from adapter.serve.wholeread import ChildReader
+from tests.serve_helpers import until
 from tests.test_external_seats import BOTZONE_ONESHOT_SIMPLE
+from tests.test_serve_sessions import practice_pids
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/environ").exists(),
                                 reason="reads /proc/PID/environ (Linux)")
@@ -169,3 +175,95 @@ def test_the_browser_view_opens_gets_no_secret(tmp_path: Path,
     got = json.loads(seen.read_text())
     assert not set(SECRETS) & set(got)
     assert got["MY_BOT_HOME"] == USERS["MY_BOT_HOME"]
+
+
+def test_the_viewers_reading_child_gets_no_secret(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    for key, value in SECRETS.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("MJBOT_LOG_DIR", str(tmp_path))
+    reader = ChildReader()
+    try:
+        with pytest.raises(OSError):  # a read starts the child
+            reader.read(str(tmp_path / "gone.mjlog.msgpack"))
+        assert reader.pid is not None
+        seen = environ_of(reader.pid)
+    finally:
+        reader.close()
+    assert not set(SECRETS) & set(seen)
+    assert seen["MJBOT_LOG_DIR"] == str(tmp_path)  # an MJBOT_ setting it may read stays
+    assert seen["PYTHONPATH"].split(os.pathsep)[0] == str(Path(__file__).resolve().parents[1])
+
+
+async def test_serves_practice_worker_gets_no_secret(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """mjbot serve holds the status token (and a Tenhou ID for its Tenhou sessions): its
+    practice worker process, which reads neither, has neither."""
+    for key, value in SECRETS.items():
+        monkeypatch.setenv(key, value)
+    config = loads("[sessions.drill]\nkind = 'local'\nvariant = 'mass'\npause = 0.05\n")
+    assert config.status.token == TOKEN
+    sup = Supervisor(config, log_dir=str(tmp_path))
+    try:
+        sup.start()
+        await until(lambda: practice_pids("drill", tmp_path), timeout=60.0)
+        (pid,) = practice_pids("drill", tmp_path)
+        seen = environ_of(pid)
+    finally:
+        await sup.stop(10)
+    assert not set(SECRETS) & set(seen)
+
+
+def test_the_botzone_judges_bots_get_no_secret(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """``mjbot botzone-judge`` runs each bot (ours, or a user's) with no secret of ours."""
+    from adapter.fakes.botzone_judge import BotProcess
+
+    for key, value in {**SECRETS, **USERS}.items():
+        monkeypatch.setenv(key, value)
+    seen = tmp_path / "env.json"
+    bot = tmp_path / "bot.py"
+    bot.write_text(BOTZONE_ENV_BOT)
+    judged = BotProcess(0, "simple", (sys.executable, str(bot), str(seen)), 30.0, 30.0)
+    judged.requests.append("0 0 0")
+    assert judged._one_shot() == "PASS"
+    got = json.loads(seen.read_text())
+    assert not set(SECRETS) & set(got)
+    assert got["MY_BOT_HOME"] == USERS["MY_BOT_HOME"]
+
+
+def test_the_ntpu_servers_clients_get_no_secret(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """``mjbot ntpu-server`` starts its four clients (ours) with no secret of ours."""
+    from adapter.fakes.ntpu_server import run_match
+
+    for key, value in SECRETS.items():
+        monkeypatch.setenv(key, value)
+    seen = tmp_path / "env.json"
+    client = tmp_path / "client.py"  # writes its environment and leaves: each seat dropped
+    client.write_text(f"{PRINT_ENV[2]}\n")
+    result = run_match(1, ["rulebased"] * 4, transport="stdio", write_log=False,
+                       command=("sh", "-c", f"{sys.executable} {client} > {seen}", "client"))
+    assert result.exit_codes == [0, 0, 0, 0]
+    got = json.loads(seen.read_text())
+    assert not set(SECRETS) & set(got)
+
+
+def test_an_nn_iterate_phase_gets_no_secret(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """``mjbot nn iterate`` runs each phase as a child ``mjbot``: without the secrets. Seen
+    through a bot at the phase's arena, which is passed the ID by name: it gets what the
+    phase had, and the phase had none."""
+    from adapter.nn_iterate import _mjbot
+
+    for key, value in {**SECRETS, "MJBOT_PASS_SECRETS": "MJBOT_TENHOU_ID"}.items():
+        monkeypatch.setenv(key, value)
+    bot = tmp_path / "bot.py"
+    bot.write_text(ENV_BOT)
+    seen = tmp_path / "env.json"
+    _mjbot("selection", ["--log-level", "error", "arena"],
+           ["--policies", f"mjai:{sys.executable} {bot} {seen},rulebased,rulebased,rulebased",
+            "--hands", "1", "--no-log"])
+    got = json.loads(seen.read_text())
+    assert got["MJBOT_PASS_SECRETS"] == "MJBOT_TENHOU_ID"  # the phase had the setting
+    assert not set(SECRETS) & set(got)
