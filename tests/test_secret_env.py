@@ -1,10 +1,10 @@
 """mjbot's secrets reach no child it starts: each child, a real process, shows its environment
 as ``/proc/PID/environ`` does (what another local user's tools, or the child itself, read).
 
-Our own children (the viewer's reading child, serve's practice worker, the fake servers' bots)
-read no secret. An outside program seated at the table (someone else's bot), or the user's
-browser, gets the user's other variables as they are, and a secret only where
-``$MJBOT_PASS_SECRETS`` names it."""
+Our own children (the viewer's reading child, serve's practice worker, the fake servers' bots,
+a thinking worker and its fork server) read no secret. An outside program seated at the table
+(someone else's bot), or the user's browser, gets the user's other variables as they are, and
+a secret only where ``$MJBOT_PASS_SECRETS`` names it."""
 
 from __future__ import annotations
 
@@ -267,3 +267,46 @@ def test_an_nn_iterate_phase_gets_no_secret(tmp_path: Path,
     got = json.loads(seen.read_text())
     assert got["MJBOT_PASS_SECRETS"] == "MJBOT_TENHOU_ID"  # the phase had the setting
     assert not set(SECRETS) & set(got)
+
+
+# A session that starts a thinking worker: what the worker and its fork server had
+_WORKER = """
+import asyncio, json, os, sys
+from adapter.thinking.worker_process import PolicyWorker
+from brain.policies import get_policy
+
+def environ_of(pid):
+    raw = open(f"/proc/{pid}/environ", "rb").read().decode()
+    return dict(e.split("=", 1) for e in raw.split(chr(0)) if "=" in e)
+
+async def main():
+    worker = PolicyWorker(get_policy("rulebased"), start_method=sys.argv[1])
+    await worker.start()
+    assert await worker.ready(None)
+    pid = worker.process.pid
+    server = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+    print(json.dumps({"worker": environ_of(pid), "server": environ_of(server),
+                      "server_pid": server, "own": os.getpid(), "ours": dict(os.environ)}))
+    worker.kill()
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("method", [m for m in ("forkserver", "spawn")
+                                    if m in __import__("multiprocessing")
+                                    .get_all_start_methods()])
+def test_a_thinking_worker_and_its_fork_server_get_no_secret(method: str) -> None:
+    """A fresh session (its own fork server) with the secrets in its environment: the worker
+    it starts, and the fork server that forks it, hold none; the session itself still has
+    them (it reads the ID there) once the start is done."""
+    done = subprocess.run(own_python("-c", _WORKER, method),
+                          env={**os.environ, **SECRETS}, capture_output=True, text=True,
+                          timeout=300, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert not set(SECRETS) & set(seen["worker"]), method
+    if method == "forkserver":
+        assert seen["server_pid"] != seen["own"]
+        assert not set(SECRETS) & set(seen["server"])
+    assert {k: seen["ours"][k] for k in SECRETS} == SECRETS

@@ -35,7 +35,6 @@ the status token) are read here, kept out of every message, and out of :meth:`Se
 from __future__ import annotations
 
 import math
-import os
 import re
 import tomllib
 from collections.abc import Callable
@@ -316,11 +315,12 @@ def load(path: str | Path, environ: dict[str, str] | None = None) -> ServeConfig
         raise ConfigError(f"{name}: cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{name}: not UTF-8 text") from None
-    return loads(text, name, os.environ if environ is None else environ)
+    return loads(text, name, environ)
 
 
 def loads(text: str, path: str = "<config>", environ: Any = None) -> ServeConfig:
-    environ = os.environ if environ is None else environ
+    # a thinking worker's start takes the secrets out of os.environ for a moment: seen here
+    environ = secret_env.environ() if environ is None else environ
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
