@@ -16,6 +16,8 @@ import time
 import webbrowser
 from typing import Any
 
+from adapter.own_python import outside_env
+
 _STOP_WAIT_S = 5.0  # how long a console browser has to end on SIGTERM before SIGKILL
 
 
@@ -99,6 +101,8 @@ class BrowserOpener:
         with self._lock:
             if self._stopping:  # webbrowser tries the next browser when one ended badly
                 raise OSError("mjbot view is stopping")
+            # the user's browser is an outside program: no secret of ours (the status token)
+            kwargs["env"] = outside_env(kwargs.get("env"))
             process: subprocess.Popen[Any] = subprocess.Popen(*args, **kwargs)
             if kwargs.get("stdin") is None:
                 self._waited.append(process)

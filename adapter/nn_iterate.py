@@ -44,7 +44,7 @@ from adapter.commands import (
     require_mc_options,
     require_torch_device,
 )
-from adapter.own_python import own_python
+from adapter.own_python import own_env, own_python
 
 EXPERT = "mc"
 # Options that shape a run's games, data or selection: a resumed run must be given the same.
@@ -179,7 +179,7 @@ def _mjbot(phase: str, words: list[str], options: list[str],
     with subprocess.Popen(own_python("-m", "adapter.cli", *words, *options),
                           stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True,
-                          env={**os.environ, **(env or {})},
+                          env={**own_env(), **(env or {})},
                           pass_fds=(_STOP.lock_fd,) if _STOP.lock_fd >= 0 else (),
                           preexec_fn=functools.partial(die_with_parent, signal.SIGTERM,
                                                        os.getpid())) as proc:

@@ -8,7 +8,10 @@ run a bundle in isolation (``-I``) and commands a user gives are not built here.
 
 Our root on PYTHONPATH is for our code only: the PYTHONPATH the user gave is kept beside it
 (:data:`USER_PATH`), and a program the user names (an outside seat) is started with that one
-(:func:`outside_env`), so that its own ``brain`` or ``protocols`` package is not ours."""
+(:func:`outside_env`), so that its own ``brain`` or ``protocols`` package is not ours.
+
+Neither gets mjbot's secrets (:mod:`adapter.secret_env`): our own children read none
+(:func:`own_env`), and an outside program gets only those the user passes it by name."""
 
 import os
 import site
@@ -16,6 +19,8 @@ import sys
 import sysconfig
 from collections.abc import Mapping
 from pathlib import Path
+
+from adapter.secret_env import passed, without_secrets
 
 ROOT = str(Path(__file__).resolve().parent.parent)  # the folder holding our `adapter` package
 ENV = "/usr/bin/env"  # sets the child's PYTHONPATH and execs Python (same pid), so the command
@@ -29,11 +34,18 @@ def user_pythonpath() -> str:
     return os.environ.get(USER_PATH, os.environ.get("PYTHONPATH", ""))
 
 
+def own_env() -> dict[str, str]:
+    """This process's environment for one of our own children: without the secrets, which
+    none of them reads (a Tenhou session logs in from the process that read the ID)."""
+    return without_secrets()
+
+
 def outside_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
-    """``env`` (the process's own by default) for a program a user named: the PYTHONPATH the
-    user gave, not ours ahead of it (which would shadow the program's own packages of our
+    """``env`` (the process's own by default) for a program a user named: without mjbot's
+    secrets but those the user passes by name (``$MJBOT_PASS_SECRETS``), with the PYTHONPATH
+    the user gave, not ours ahead of it (which would shadow the program's own packages of our
     packages' names, e.g. a ``brain`` on the user's path or in its site-packages)."""
-    out = dict(os.environ if env is None else env)
+    out = without_secrets(env, keep=passed(env))
     if USER_PATH in out:
         given = out.pop(USER_PATH)
         if given:

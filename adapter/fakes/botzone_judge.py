@@ -34,7 +34,7 @@ from adapter.local.external.keeper import pipe_size
 from adapter.local.external.process import EXIT_POLL, ready_fds
 from adapter.local.referee import MCR_PENALTY, MCR_PENALTY_GAIN, HandReferee, HandSetup
 from adapter.local.walls import shuffled_wall
-from adapter.own_python import own_python
+from adapter.own_python import outside_env, own_python
 from adapter.platforms.botzone import FALLBACK_NOTE, KEEP_RUNNING
 from brain.rules.mcr import JUDGE_FAN_NAMES
 from brain.state import TableState
@@ -208,8 +208,10 @@ class BotProcess:
 
     def _one_shot(self) -> str:
         deadline = time.monotonic() + self.limit
+        # a bot, ours or a user's, reads no secret of ours
         proc = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, env=self.env, start_new_session=True)
+                                stderr=subprocess.PIPE, env=outside_env(self.env),
+                                start_new_session=True)
         try:
             self.notes.begin()
             stdout = self._exchange(proc, self._input().encode(), deadline)
@@ -366,7 +368,7 @@ class BotProcess:
         # file took all it printed, read whole at close
         self.proc = subprocess.Popen(self.command, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     env=self.env, start_new_session=True)
+                                     env=outside_env(self.env), start_new_session=True)
         assert self.proc.stdin is not None and self.proc.stderr is not None
         os.set_blocking(self.proc.stdin.fileno(), False)  # written by _send only
         self.stderr = os.dup(self.proc.stderr.fileno())  # ours to close when it ends

@@ -44,7 +44,7 @@ from typing import Any
 from adapter.fakes.ntpu_lines import HandIds, NtpuLines, reply_action
 from adapter.local.external.process import EXIT_POLL, ready_fds
 from adapter.local.referee import HandOutcome, HandReferee, HandSetup
-from adapter.own_python import own_python
+from adapter.own_python import own_env, own_python
 from adapter.session import Stopped
 from brain.brain import safest_action
 from protocols import events as ev
@@ -724,7 +724,8 @@ def run_match(hands: int, policies: list[str], seed: int = 0, transport: str = "
         if transport == "stdio":
             for name, policy in zip(names, policies, strict=True):
                 proc = subprocess.Popen([*command, "--stdio", "--policy", policy, *extra],
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        env=own_env())  # our clients read no secret
                 procs.append(proc)
                 channels.append(Channel.for_process(name, proc))
         else:
@@ -737,7 +738,7 @@ def run_match(hands: int, policies: list[str], seed: int = 0, transport: str = "
                 if transport == "tcp":
                     procs.append(subprocess.Popen(
                         [*command, "--server", f"{address}:{bound}", "--policy", policies[i],
-                         *extra], stdin=subprocess.DEVNULL))
+                         *extra], stdin=subprocess.DEVNULL, env=own_env()))
                 # one at a time: client i is the i-th started
                 sock = _accept(listener, accept_timeout,
                                procs[i] if transport == "tcp" else None)

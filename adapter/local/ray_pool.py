@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+from adapter.secret_env import is_secret
 
 INSTALL_HINT = "pip install 'mjbot[ray]'"
 TASK_RETRIES = 3  # per unit, on a worker's death (a policy's exception is a result, not a retry)
@@ -131,16 +132,11 @@ def mjbot_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k.startswith("MJBOT_")}
 
 
-# names of MJBOT_* variables that hold secrets (MJBOT_TENHOU_ID, MJBOT_STATUS_TOKEN, and any a
-# serve config's id_env names so): no unit reads them, and Ray keeps task arguments where its
-# dashboard and logs may show them
-SECRET_NAME = re.compile(r"(_ID|TOKEN|SECRET|PASSWORD|PASSWD)(_|$)")
-
-
 def shipped_env() -> dict[str, str]:
     """The driver's ``MJBOT_*`` settings that go with each unit: :func:`mjbot_env` without
-    the secrets (:data:`SECRET_NAME`)."""
-    return {k: v for k, v in mjbot_env().items() if not SECRET_NAME.search(k)}
+    the secrets (:func:`adapter.secret_env.is_secret`): no unit reads them, and Ray keeps
+    task arguments where its dashboard and logs may show them."""
+    return {k: v for k, v in mjbot_env().items() if not is_secret(k)}
 
 
 @contextlib.contextmanager

@@ -35,7 +35,6 @@ the status token) are read here, kept out of every message, and out of :meth:`Se
 from __future__ import annotations
 
 import math
-import os
 import re
 import tomllib
 from collections.abc import Callable
@@ -43,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from adapter import secret_env
 from adapter.serve.tomlines import key_lines, line_of
 from brain.rules.variant import VARIANT_NAMES
 
@@ -316,11 +316,12 @@ def load(path: str | Path, environ: dict[str, str] | None = None) -> ServeConfig
         raise ConfigError(f"{name}: cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{name}: not UTF-8 text") from None
-    return loads(text, name, os.environ if environ is None else environ)
+    return loads(text, name, environ)
 
 
 def loads(text: str, path: str = "<config>", environ: Any = None) -> ServeConfig:
-    environ = os.environ if environ is None else environ
+    # a thinking worker's start takes the secrets out of os.environ for a moment: seen here
+    environ = secret_env.environ() if environ is None else environ
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -364,6 +365,7 @@ def _status(r: _Reader, table: dict[str, Any], environ: Any) -> StatusConfig:
                              "trust_forwarded_for": _boolean},
                      "status")
     variable = values.get("token_env", TOKEN_ENV)
+    secret_env.declare([variable])  # kept from the programs we start, as the default
     token = environ.get(variable, "")
     if token != token.strip():
         raise r.error(f"${variable} (the status token) is blank or begins or ends with "
@@ -422,6 +424,8 @@ def _tenhou_login(r: _Reader, name: str, options: dict[str, Any], environ: Any,
 
     where = ("sessions", name)
     secret = str(options.get("id", ""))  # not empty: the key's check refuses that
+    if "id_env" in options:
+        secret_env.declare([options["id_env"]])  # kept from the programs we start
     if "id_env" in options and enabled:
         variable = options["id_env"]
         if variable in environ:  # the environment wins, as for `mjbot tenhou`

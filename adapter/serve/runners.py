@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import structlog
 
 from adapter.local.game import placement
-from adapter.own_python import own_python
+from adapter.own_python import own_env, own_python
 from adapter.serve.config import SessionSpec
 from adapter.serve.metrics import MeasuredBrain
 from adapter.serve.practice import next_game_in, snapshot
@@ -116,7 +116,7 @@ async def run_local(spec: SessionSpec, ctx: RunContext) -> Outcome:
         settings["live_every"] = spec.option("live_every")
     proc = await asyncio.create_subprocess_exec(
         *own_python("-m", "adapter.serve.practice", json.dumps(settings)),
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=own_env(),
         limit=2 ** 22)  # one hand's decisions come in one line
     log.info("serve: practice worker started", session=spec.name, pid=proc.pid)
     errors: list[str] = []  # what the worker said before it failed (its "error" report)

@@ -31,7 +31,7 @@ import threading
 from collections.abc import Callable
 from typing import IO, Any
 
-from adapter.own_python import own_python
+from adapter.own_python import own_env, own_python
 
 NICE = 19  # the child's niceness added (the kernel caps it at 19: the lowest priority)
 POLL = 0.05  # seconds between two looks at the give-up check while the child reads
@@ -126,7 +126,8 @@ class ChildReader:
             return self._child
         try:
             self._child = subprocess.Popen(self.command, stdin=subprocess.PIPE,
-                                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                           env=own_env())
         except OSError as exc:  # not the log's OSError (gone): no verdict on it
             raise ChildGone(f"the reading process cannot be started: {exc}") from None
         self.started += 1

@@ -30,11 +30,12 @@ import threading
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
-from multiprocessing import popen_forkserver
+from multiprocessing import forkserver, popen_forkserver
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
+from adapter import secret_env
 from adapter.logging_setup import get_logger
 from adapter.thinking import policy_worker
 from adapter.thinking.deadline import within
@@ -243,7 +244,17 @@ class _Launch:
 
     def run(self) -> None:
         try:
-            self.process.start()
+            # the fork server (started here if need be), or a spawned child, takes our
+            # environment: not its secrets (the lock is held for the exec only, not for the
+            # wait on a server's preload)
+            served = getattr(self.process, "_start_method", None) == "forkserver"
+            with secret_env.withheld():
+                if served:
+                    forkserver.ensure_running()
+                else:
+                    self.process.start()
+            if served:
+                self.process.start()
         finally:
             self.child.close()  # the child's copy is the only one left: its death ends the pipe
             with self._lock:
