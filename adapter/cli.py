@@ -10,6 +10,7 @@ import signal
 import sys
 from typing import Any
 
+from adapter import early_stop  # noqa: F401  first: its SIGTERM handler, in the imports below
 from adapter.argtypes import LogJsonAction, OneLineParser, UsageErrors
 from adapter.commands import (
     Handler,

@@ -161,6 +161,9 @@ class NtpuCodec(Codec):
         return [ev.GameStarted("taiwan16", seat, rules=rules)]
 
     def _on_init_game(self, args: list[str], raw: str) -> list[object]:
+        # a hand's line, as /initCard: before any /start it set the next game's dealer and
+        # wind unsaid, where /initCard there was refused
+        self._need_seat(raw)
         if len(args) != 5:
             raise MalformedMessage(
                 "/initGame needs '<wind> <game> <open> <banker> <continue>'", raw)

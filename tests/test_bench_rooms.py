@@ -633,3 +633,6 @@ def test_bench_idleread_reads_in_the_thread_then_by_the_child(
     assert result["quiet"]["decisions"] > 0 and result["quiet_after"]["decisions"] > 0
     assert result["child_ratio"] is not None
     assert f"child {result['child_ratio']} x" in r.stdout
+    # the session's info lines (its logins, each game logged) went to stderr unless
+    # --log-level was given; quiet as `bench serve`'s
+    assert r.stderr == "", r.stderr[:2000]

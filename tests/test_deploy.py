@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import stat
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -81,3 +83,37 @@ def test_container_copies_what_exists_and_serves() -> None:
     cmd = searched(r"^CMD (\[.*\])$", text, flags=re.M).group(1)
     args = build_parser().parse_args(json.loads(cmd))
     assert args.command == "serve" and args.status == "0.0.0.0:8750"
+
+
+def test_the_container_recipe_keeps_its_token_where_the_user_can_read_it(
+        tmp_path: Path) -> None:
+    """deploy/README.md's `podman run` passed `-e MJBOT_STATUS_TOKEN=$(openssl rand -hex 16)`:
+    a token shown nowhere, so the user could not open the dashboard. The recipe now keeps it
+    in a file of mode 600 (the unit's EnvironmentFile lines) that `podman run --env-file`
+    reads, made once and kept; the README's command prints it. Run here but for podman."""
+    text = (DEPLOY / "README.md").read_text()
+    block = searched(r"```\n\s*(podman build[^`]*?)```", text).group(1)
+    block = re.sub(r"\\\n\s*", "", block)  # a line continued
+    lines = [line.strip() for line in block.splitlines() if line.strip()]
+    (run,) = [shlex.split(line) for line in lines if line.startswith("podman run")]
+    assert not any("$(" in arg for arg in run), run  # no value made inline and never shown
+    env_file = run[run.index("--env-file") + 1]
+    steps = "\n".join(line for line in lines if not line.startswith("podman"))
+    kept = tmp_path / env_file
+
+    def made() -> str:
+        subprocess.run(["bash", "-euc", steps], cwd=tmp_path, check=True, timeout=30)
+        return kept.read_text()
+
+    first = made()
+    assert made() == first  # a second run keeps the token (a browser's cookie stays good)
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+    token = searched(r"^MJBOT_STATUS_TOKEN=([0-9a-f]{32})$", first, flags=re.M).group(1)
+    show = searched(r"\(`(sed -n [^`]+)`\)", text).group(1)
+    shown = subprocess.run(["bash", "-euc", show], cwd=tmp_path, check=True, timeout=30,
+                           capture_output=True, text=True).stdout
+    assert shown.strip() == token
+    # the Containerfile's header says the same recipe
+    header = (DEPLOY / "Containerfile").read_text()
+    for line in lines[1:]:
+        assert f"#   {line}" in header, line

@@ -362,6 +362,19 @@ def test_malformed_lines_are_clear_errors(line: str, match: str) -> None:
         codec.feed(line)
 
 
+@pytest.mark.parametrize("line", ["/initGame east east 3 2 0", f"/initCard {SPEC_HAND}"])
+def test_a_hands_line_before_any_start_is_refused_alike(line: str) -> None:
+    """The spec's flow is /start, /initGame, /initCard. /initCard before any /start was an
+    error while /initGame there was taken without a word (its dealer and wind kept for the
+    game to come): one rule for both now, and the game that starts next is the server's."""
+    codec = NtpuCodec()
+    with pytest.raises(ProtocolError, match="a game message before /start"):
+        codec.feed(line)
+    codec.feed("/start MJ 1 mjbot")
+    codec.feed("/initGame south south 3 1 0")
+    assert (codec.round_wind, codec.dealer) == (1, 0)
+
+
 def test_ids_we_do_not_hold_are_refused_and_the_state_is_kept() -> None:
     codec = _codec(seat=1, dealer=1, hand=SPEC_HAND + " 111")
     held = list(codec.held)

@@ -401,3 +401,25 @@ def test_no_log_is_passed_on_to_the_clients_it_starts(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "no match log (--no-log)" in done.stdout
     assert sorted(tmp_path.rglob("*")) == []
+
+
+def test_the_game_list_shows_each_clients_points_and_rank(tmp_path: Path) -> None:
+    """An NTPU client's log footer held no scores (the server sends none), so `mjbot view`'s
+    game list showed no points or rank for any NTPU game. A game played out with every win
+    valued now has the scores our rules count in its footer (as /health's last_game has): the
+    list's points for each client add up to the server's own table."""
+    from adapter.serve.games import GameIndex  # the viewer's list; loaded only here
+
+    result = run_match(2, ["greedy"] * 4, seed=9, transport="stdio",
+                       client_args=["--log-dir", str(tmp_path / "clients")], write_log=False)
+    assert result.exit_codes == [0, 0, 0, 0]
+    games = GameIndex([str(tmp_path / "clients")]).page("", 0, 500)["games"]
+    assert len(games) == 4 * 2
+    for game in games:
+        assert game["finished"] and sum(game["scores"]) == 0, game
+        assert game["our_score"] == game["scores"][game["our_seat"]], game
+        assert game["our_rank"] in (1, 2, 3, 4), game
+    assert len({s.points for s in result.stats}) > 1, "seed 9's two hands differ by seat"
+    for stats in result.stats:
+        ours = [g["our_score"] for g in games if g["name"].rsplit("-g", 1)[0].endswith(stats.name)]
+        assert len(ours) == 2 and sum(ours) == stats.points, (stats.name, ours)

@@ -475,7 +475,7 @@ def test_replay_a_command_log() -> None:
 @pytest.mark.parametrize("text, message", [
     ("[ << ] /start MJ 1 me\n[ << ] /initGame east east 1 1 0\n[ << ] /mo 999\n",
      r"line 3: .*bad tile id"),
-    ("[ << ] /initGame east east 1 1 0\n", r"line 1: a game message before /start|no /start"),
+    ("[ << ] /initGame east east 1 1 0\n", r"line 1: a game message before /start"),
     ("[ >> ] /pass\n", "no /start line"),
     ("[ << ] /start MJ 9 me\n", "line 1: seat must be 1..4"),
 ])

@@ -145,6 +145,11 @@ async def _phases(port: int, root: Path, session_logs: Path, logs: int, seconds:
 
 
 def run(args: argparse.Namespace) -> int:
+    from adapter.logging_setup import configure_logging
+
+    # the session's errors only, as `bench serve`: its info lines (each login and game
+    # logged) filled stderr around the table
+    configure_logging(json_lines=True, level="error")
     report(args, asyncio.run(bench_idleread(args.logs, args.games, args.seconds,
                                             args.limit)), text)
     return 0

@@ -190,15 +190,17 @@ class NtpuBot(CodecSession):
                                 "errors": len(self.summary.errors)},
                                cut=self.state.round_active or not self.state.hand_count
                                or dropped)
-        path = self.close_log(Footer(result))
+        # the server sends no scores: ours, for a game played out with every win valued, in
+        # the footer (`mjbot view`'s list showed no points or rank for an NTPU game) and in
+        # /health's last_game (whose scores and points were null for every NTPU game)
+        whole = not result.get("unfinished", False) and not self.unread_log
+        scores = tuple(self.tally) if whole and self.tally is not None else ()
+        path = self.close_log(Footer(result, scores))
         if path is not None and self.unread_log:
             log.info("ntpu: lines refused outside a game logged", path=str(path), **result)
         elif path is not None:
             log.info("ntpu: game logged", path=str(path), **result)
-            # the server sends no scores: ours, for a game played out with every win valued
-            # (/health's last_game had scores and points null for every NTPU game)
-            cut = result.get("unfinished", False)
-            self.game_logged(path, None if cut or self.tally is None else self.tally)
+            self.game_logged(path, scores or None)
 
     def apply(self, event: Any) -> None:
         if self.game_log is None and self.settings.write_log:

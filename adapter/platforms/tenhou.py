@@ -754,6 +754,9 @@ async def run_until_signalled(settings: TenhouSettings) -> SessionSummary:
 async def _connect(transport: Transport, settings: TenhouSettings, first: bool) -> None:
     tries = max(1, settings.reconnect_tries)
     deadline = time.monotonic() + settings.connect_timeout
+    # said once the stop's handlers are set (until_signalled): what `--log-level debug` shows
+    # of a wait for a server that does not answer
+    log.debug("tenhou: connecting", server=settings.server, first=first)
     for attempt in range(1, 10_000):
         # an attempt is bounded too: a server that drops our SYNs (a black hole, a firewall,
         # a full accept queue) held one for the kernel's two minutes, past the whole limit

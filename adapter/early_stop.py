@@ -1,0 +1,72 @@
+"""SIGTERM before a command has a handler of its own: one line and exit 143.
+
+`mjbot` spends its first second or so importing its modules; a command installs its SIGTERM
+handler only after that (`mjbot tenhou`, `serve`, `ntpu` ... then say `stopped (SIGTERM ...)`
+and exit 128 + 15). A SIGTERM before then met the default action: the process ended with no
+line at all, a supervisor's log showing nothing. The CLI installs this handler first, before
+its own imports; it ends the process as the default did (nothing to clean up yet: a command
+that has begun something installs its own handler first), with one line naming the command.
+
+The CLI imports this module first, and the import installs it, but only in the `mjbot`
+program (its console script, or ``python -m adapter.cli``), never in a process that merely
+imports the CLI (the tests call its main). Only the standard library: nothing runs before it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from types import FrameType
+
+
+class _State:
+    pid = 0  # the process that installed it (a forked child inherits the handler)
+    name = ""  # the command, for the line
+
+
+def install(argv: Sequence[str]) -> None:
+    """Say `mjbot COMMAND: stopped (SIGTERM)` and exit 143 on a SIGTERM from now until a
+    command's own handler replaces this one (``argv``: the arguments, for the command's name:
+    their first word, ``bench`` for ``bench idleread``)."""
+    _State.pid = os.getpid()
+    _State.name = _command(argv)
+    signal.signal(signal.SIGTERM, _stopped)
+
+
+def _command(argv: Sequence[str]) -> str:
+    """The first word that is no option (nor ``--log-level``'s value): the command."""
+    words = iter(argv)
+    for word in words:
+        if word == "--log-level":
+            next(words, None)
+        elif not word.startswith("-"):
+            return word
+    return ""
+
+
+def _stopped(signum: int, _frame: FrameType | None) -> None:
+    if os.getpid() != _State.pid:
+        # a child forked before it set a handler of its own: the default, as it had
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+        return
+    name = f"mjbot {_State.name}" if _State.name else "mjbot"
+    line = f"{name}: stopped ({signal.Signals(signum).name})\n"
+    with contextlib.suppress(OSError):  # no stderr to say it on: the exit status says it
+        os.write(2, line.encode())
+    os._exit(128 + signum)
+
+
+def _in_the_program() -> bool:
+    """This process is `mjbot` itself: its console script, or ``python -m adapter.cli``."""
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    return (getattr(spec, "name", None) == "adapter.cli"
+            or os.path.basename(sys.argv[0]).removesuffix(".exe") == "mjbot")
+
+
+if _in_the_program():
+    install(sys.argv[1:])
