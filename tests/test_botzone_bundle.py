@@ -234,9 +234,9 @@ def turn_modules(bare_python, bundle, *args):
     import json
 
     from adapter.bench.botzone import _history
+    from tests.shared_data import BOTZONE_JUDGE_LOG  # ../shared's judge log, copied: a clone has it
 
-    log = json.loads((Path(__file__).parents[1] / "../shared/data/botzone/"
-                      "local_judge_log_example.json").read_text())
+    log = json.loads(BOTZONE_JUDGE_LOG.read_text())
     requests, responses = _history(log, "0")
     n = max(i for i, r in enumerate(requests) if r.startswith("2 ")) + 1  # our last draw
     lines = [str(n), *[x for i in range(n) for x in (requests[i], responses[i])][:2 * n - 1]]
