@@ -21,6 +21,7 @@ import contextlib
 import io
 import os
 import pkgutil
+import sys
 from typing import TYPE_CHECKING, cast
 
 import numpy as np
@@ -40,6 +41,7 @@ SHIPPED = os.path.join(os.path.dirname(__file__), "data", "shanten_tables.npz")
 # file to open, and np.load of an .npz inside it imported zipfile (with pathlib, shutil, bz2,
 # lzma): ~9% of a one-shot turn's own start, every turn (mjbot bench botzone)
 PACKAGED = "data/shanten_tables/{}.npy"
+PACKAGED_CRC = "data/shanten_tables/crc32.txt"  # of those files, in STORED's order
 
 # Per-part statistics used for seven pairs / thirteen orphans and tile counts, packed in one int
 # so that the four parts of a hand add up with three additions.
@@ -186,28 +188,67 @@ def _valid(tables: dict[str, np.ndarray]) -> bool:
 
 def _packaged() -> dict[str, np.ndarray] | None:
     """The tables an upload bundle carries (:func:`packaged_members`), read through the import
-    system: inside a zip (the Botzone and mjai.app uploads) there is no file path to open."""
+    system: inside a zip (the Botzone and mjai.app uploads) there is no file path to open.
+    Checked against the CRC-32 the bundle carries with them (zipimport checks none): a member
+    missing, damaged or from another build is one line on stderr, and the tables are built
+    anew, where it was a silent rebuild of seconds every turn, or, for a member of the right
+    shape, a wrong shanten."""
     if os.path.exists(SHIPPED):
         return None
-    try:
-        tables = {k: np.load(io.BytesIO(pkgutil.get_data("brain", PACKAGED.format(k)) or b""))
-                  for k in STORED}
-    except (OSError, ValueError, EOFError):
+    import zlib  # in a zip, zipimport has already imported it to inflate the modules
+
+    members: dict[str, bytes] = {}
+    damage = []  # what is wrong, member by member
+    for key, name in {**{k: PACKAGED.format(k) for k in STORED}, "crc32": PACKAGED_CRC}.items():
+        try:
+            members[key] = pkgutil.get_data("brain", name) or b""
+        except OSError as exc:  # zipimport says a name it has not with errno 0
+            if not isinstance(exc, FileNotFoundError) and exc.errno:
+                damage.append(f"{name.rsplit('/', 1)[1]} unreadable ({exc})")
+            else:
+                damage.append(f"{name.rsplit('/', 1)[1]} missing")
+        except (ImportError, zlib.error) as exc:  # zipimport: a damaged header or stream
+            damage.append(f"{name.rsplit('/', 1)[1]} unreadable ({exc})")
+    if all(d.endswith(" missing") for d in damage) and not members:  # no bundle: a checkout
+        # whose shipped file is gone (built into the cache)
         return None
-    return tables if _valid(tables) else None
+    crc = 0
+    for key in STORED:
+        crc = zlib.crc32(members.get(key, b""), crc)
+    if not damage and members["crc32"].strip() != str(crc).encode():
+        damage.append("their CRC-32 does not match crc32.txt")
+    if not damage:
+        try:
+            tables = {k: np.load(io.BytesIO(members[k])) for k in STORED}
+        except (ValueError, EOFError) as exc:
+            damage.append(f"unreadable ({exc})")
+        else:
+            if _valid(tables):
+                return tables
+            damage.append("not valid tables")
+    print(f"mjbot: this bundle's shanten tables (brain/{PACKAGED.format('*')}) are damaged: "
+          f"{'; '.join(damage)}; they come from the user's cache or are built anew (seconds, "
+          "every start): rebuild the bundle (mjbot bundle)", file=sys.stderr)
+    return None
 
 
 def packaged_members(path: str = SHIPPED) -> dict[str, bytes]:
     """The tables of ``path`` as an upload bundle carries them: name in the zip -> the bytes of
-    one .npy file per array (ValueError where ``path`` holds no valid tables)."""
+    one .npy file per array, and the CRC-32 of those (in STORED's order) as decimal text
+    (ValueError where ``path`` holds no valid tables)."""
+    import zlib
+
     tables = _read(path)
     if tables is None:
         raise ValueError(f"no valid shanten tables in {path}")
     members = {}
+    crc = 0
     for key in STORED:
         out = io.BytesIO()
         np.save(out, tables[key])
         members["brain/" + PACKAGED.format(key)] = out.getvalue()
+        crc = zlib.crc32(out.getvalue(), crc)
+    members["brain/" + PACKAGED_CRC] = str(crc).encode()
     return members
 
 

@@ -234,9 +234,9 @@ def turn_modules(bare_python, bundle, *args):
     import json
 
     from adapter.bench.botzone import _history
+    from tests.shared_data import BOTZONE_JUDGE_LOG  # ../shared's judge log, copied: a clone has it
 
-    log = json.loads((Path(__file__).parents[1] / "../shared/data/botzone/"
-                      "local_judge_log_example.json").read_text())
+    log = json.loads(BOTZONE_JUDGE_LOG.read_text())
     requests, responses = _history(log, "0")
     n = max(i for i, r in enumerate(requests) if r.startswith("2 ")) + 1  # our last draw
     lines = [str(n), *[x for i in range(n) for x in (requests[i], responses[i])][:2 * n - 1]]
@@ -282,3 +282,61 @@ def test_the_defaults_without_a_parser_are_the_parsers():
         parser = argparse.ArgumentParser()
         add_turn_options(parser, keep_running, policy)
         assert vars(parser.parse_args([])) == turn_defaults(keep_running, policy)
+
+
+TABLES_CHECK = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+from brain import shanten_tables
+tables = shanten_tables.load_tables()
+with np.load(sys.argv[2]) as shipped:
+    same = all(tables[k].dtype == shipped[k].dtype and tables[k].shape == shipped[k].shape
+               and tables[k].tobytes() == shipped[k].tobytes() for k in shanten_tables.STORED)
+print(shanten_tables.__file__.startswith(sys.argv[1]), same)
+"""
+
+
+def test_the_zips_tables_are_the_shipped_ones_and_a_damaged_member_is_one_line(
+        bundle, bare_python, tmp_path):
+    """The tables ride as one .npy per array, read through zipimport, which checks no CRC: a
+    member missing or cut short was rebuilt without a word (seconds of every one-shot turn),
+    and one of the right shape but other content (another build's, a flipped byte) was read
+    as it was, a wrong shanten. Now the bundle carries their CRC-32, and a member that does
+    not match it is one line on stderr; the tables come from the cache or a build."""
+    import zipfile
+
+    from brain.shanten_tables import SHIPPED
+
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}  # no cache of ours: built, once
+    intact = subprocess.run([bare_python, "-c", TABLES_CHECK, str(bundle), SHIPPED],
+                            capture_output=True, text=True, timeout=60, env=env)
+    assert intact.stdout.split() == ["True", "True"] and intact.stderr == "", intact.stderr
+    member = "brain/data/shanten_tables/suit_ids.npy"
+    for damage in ("missing", "cut short", "a flipped byte", "a damaged stream"):
+        damaged = tmp_path / f"{damage}.zip"
+        with zipfile.ZipFile(bundle) as zin, zipfile.ZipFile(damaged, "w") as zout:
+            for info in zin.infolist():
+                data = zin.read(info)
+                if info.filename == member and damage == "missing":
+                    continue
+                if info.filename == member and damage != "a damaged stream":
+                    data = data[:len(data) // 2] if damage == "cut short" else (
+                        data[:-100] + bytes([data[-100] ^ 1]) + data[-99:])
+                zout.writestr(info, data)
+        if damage == "a damaged stream":  # the zip's deflated bytes, as a bad copy leaves them
+            with zipfile.ZipFile(damaged) as zf:
+                at = zf.getinfo(member).header_offset
+            raw = bytearray(damaged.read_bytes())
+            at += 30 + int.from_bytes(raw[at + 26:at + 28], "little") + int.from_bytes(
+                raw[at + 28:at + 30], "little")  # past the local header: the member's data
+            raw[at] ^= 0xFF
+            damaged.write_bytes(bytes(raw))
+        done = subprocess.run([bare_python, str(damaged), "--no-keep-running"],
+                              input="1\n0 2 0\n\n", capture_output=True, text=True,
+                              timeout=120, env=env)
+        assert done.returncode == 0 and done.stdout.split("\n")[0] == "PASS", done.stderr
+        lines = done.stderr.splitlines()
+        assert len(lines) == 1 and "shanten tables" in lines[0] and "damaged" in lines[0], (
+            damage, done.stderr)
+        assert ("suit_ids.npy missing" in lines[0]) == (damage == "missing"), lines[0]

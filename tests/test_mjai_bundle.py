@@ -227,8 +227,10 @@ def test_each_bundle_carries_the_data_files_its_policy_reads_and_no_others(
     mc with fast=nn. (The default and nn zips are played in a bare runtime by the tests
     above and by tests/test_botzone_bundle.py, tests/test_nn_bundle.py.)"""
     variant = "riichi" if platform == "mjai" else "mcr"
-    # the shanten tables as one .npy per array (brain.shanten_tables.packaged_members)
+    # the shanten tables as one .npy per array and their CRC-32
+    # (brain.shanten_tables.packaged_members)
     tables = {f"brain/data/shanten_tables/{k}.npy" for k in shanten_tables.STORED}
+    tables.add("brain/data/shanten_tables/crc32.txt")
     models, network = f"brain/data/opponents_{variant}.npz", f"brain/data/nn_{variant}.npz"
     for args, wanted in (([], tables), (["--policy", "rulebased"], tables),
                          (["--policy", "nn"], {*tables, network}),
