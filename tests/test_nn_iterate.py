@@ -384,23 +384,50 @@ def test_cuda_is_refused_where_torch_sees_none(tmp_path: Path, iterate_here: Ite
     assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "run").exists()
 
 
+# A sitecustomize for the run's processes (on their PYTHONPATH): the self-play's
+# play_selfplay_unit, as it is, but first making the file $UNIT_BEGAN_ENV names, so that a
+# test can signal the run once a wall set is under way. It changes nothing the run does.
+UNIT_BEGAN_ENV = "MJBOT_TEST_UNIT_BEGAN"
+_UNIT_BEGAN_HOOK = f"""
+import os
+if os.environ.get({UNIT_BEGAN_ENV!r}):
+    import adapter.local.selfplay as selfplay
+    play = selfplay.play_selfplay_unit
+    def play_selfplay_unit(config, unit):
+        open(os.environ[{UNIT_BEGAN_ENV!r}], "a").close()
+        return play(config, unit)
+    selfplay.play_selfplay_unit = play_selfplay_unit
+"""
+
+
 def _terminated_during_self_play(run: Path, hands: int, *extra: str, cwd: Path = ROOT,
-                                 ctrl_c: bool = False) -> tuple[subprocess.Popen[str], str]:
+                                 ctrl_c: bool = False, in_the_wall_set: bool = False
+                                 ) -> tuple[subprocess.Popen[str], str]:
     """A one-round run (``extra`` added to its options, started in ``cwd``) in a session of
     its own, sent SIGTERM (to its process alone, as `kill PID` does), or with ``ctrl_c``
     SIGINT to its whole group (as a terminal's Ctrl-C), once its self-play child has begun;
     the ended process and its stderr. It starts with SIGINT live, as from a terminal: a suite
     run as a background job (a script's `make test &`) ignores SIGINT, which the run would
-    inherit and rightly keep ignoring. What is left in its group is the caller's to check,
-    then :func:`_kill_group`."""
+    inherit and rightly keep ignoring. ``in_the_wall_set``: once the self-play's first unit
+    (wall set) has begun to play (:data:`_UNIT_BEGAN_HOOK`), not merely its folder made (a
+    signal there, on a loaded machine, came before anything was played). What is left in its
+    group is the caller's to check, then :func:`_kill_group`."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    began = run.parent / f"{run.name}-unit-began"
+    if in_the_wall_set:
+        hook = run.parent / f"{run.name}-hook"
+        hook.mkdir()
+        (hook / "sitecustomize.py").write_text(_UNIT_BEGAN_HOOK)
+        env.update({"PYTHONPATH": os.pathsep.join([str(ROOT), str(hook)]),
+                    UNIT_BEGAN_ENV: str(began)})
     proc = subprocess.Popen(_command(run, 1, *extra, hands=hands, start=GOLDEN),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=cwd,
-                            start_new_session=True,
+                            env=env, cwd=cwd, start_new_session=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    ready = began if in_the_wall_set else run / "round-001" / "selfplay-001"
     try:
         deadline = time.monotonic() + 120
-        while not (run / "round-001" / "selfplay-001").exists():  # the child has begun
+        while not ready.exists():  # the child has begun (its wall set, in_the_wall_set)
             assert time.monotonic() < deadline and proc.poll() is None, proc.stderr
             time.sleep(0.05)
         if ctrl_c:
@@ -512,16 +539,11 @@ def test_a_self_play_finished_under_sigterm_is_kept_naming_its_nn_opponent_from_
     run = tmp_path / "run"
     # the later --opponents wins (argparse): one opponent, in all three seats, named relative
     # to the run's working directory
-    for _ in range(3):  # the SIGTERM must land in the wall set, not before it began
-        proc, stderr = _terminated_during_self_play(
-            run, 1, "--opponents", "old=nn@opponent.npz@budget=5", cwd=tmp_path)
-        _kill_group(proc)
-        assert proc.returncode == 128 + signal.SIGTERM, stderr
-        if "during its self-play" not in stderr.splitlines()[-1]:
-            break
-        # on a loaded machine the signal came between the folder's making and the unit's
-        # start: nothing was played, so the premise did not hold; a fresh run tries again
-        shutil.rmtree(run)
+    proc, stderr = _terminated_during_self_play(
+        run, 1, "--opponents", "old=nn@opponent.npz@budget=5", cwd=tmp_path,
+        in_the_wall_set=True)  # not before it began: then nothing was played
+    _kill_group(proc)
+    assert proc.returncode == 128 + signal.SIGTERM, stderr
     assert "stopped by SIGTERM in round 1, before its training" in stderr.splitlines()[-1]
     (one,) = _state(run)["rounds"]
     assert not one["done"] and list(one["phases"]) == ["selfplay"]

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import threading
+import time
 import urllib.parse
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,7 @@ from tests.viewer_fixtures import practice_game
 
 LONG_LOGS = 4  # each exported twice (tenhou6, mjai): eight builds of their own
 GREEDY = 2 * LONG_LOGS
+GUARD = 120.0  # real seconds a stopped server's builds are waited for (never a bound tested)
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +43,21 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
         (root / f"long{n}.mjlog.msgpack").write_bytes(long)
     shutil.rmtree(root / "made")
     return root
+
+
+def _stopped_servers_builds_ended() -> list[str]:
+    """Wait till the build threads of every stopped server have ended (its pool's threads,
+    ``viewer-build_N``, end with the build under way, given up at its next hand), and name
+    those still running after GUARD seconds. A stopped server's build goes on in its thread
+    for a moment, with the collector paused while it reads (replay/gcpause.py): the next test
+    in the process began with the collector off, as this morning's suite met it (the pause
+    ended with the read)."""
+    give_up = time.monotonic() + GUARD
+    for thread in threading.enumerate():
+        if thread.name.startswith("viewer-build"):
+            thread.join(max(0.0, give_up - time.monotonic()))
+    return [t.name for t in threading.enumerate()
+            if t.name.startswith("viewer-build") and t.is_alive()]
 
 
 def _game(name: str) -> str:
@@ -89,6 +107,8 @@ async def _greedy_and_other(logs: Path, trust_forwarded_for: bool,
         await greedy.close()
         await other.close()
         await server.stop()
+        # the greedy client's dropped exports: nothing of theirs still reads in the next test
+        await asyncio.to_thread(_stopped_servers_builds_ended)
 
 
 def _check_fair(seen: dict[str, Any]) -> None:
@@ -139,6 +159,9 @@ async def test_overlapping_commentaries_some_dropped_leave_nothing_frozen(logs: 
     end: once every build has ended, nothing is frozen and the collector is on."""
     import gc
 
+    # the premise: no read of an earlier test's server (this file's or another's in this
+    # process) still has the collector paused
+    assert await asyncio.to_thread(_stopped_servers_builds_ended) == []
     server = StatusServer(roots=[str(logs)])
     url = await server.start("127.0.0.1", 0)
     assert server.runner is not None
