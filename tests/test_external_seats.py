@@ -2039,3 +2039,34 @@ def test_an_mjai_bot_that_quits_at_end_game_is_no_crash(tmp_path):
     report = summary["external_seats"][name]
     assert report["crashed"] == 0 and report["first_fault"] is None, report
     assert not [e for e in logs if e.get("event") == "outside program fault"]
+
+
+# An mjai bot that plays tsumogiri and dies at end_game: a traceback (exit 1) or a signal.
+MJAI_DIES_AT_END_GAME = textwrap.dedent("""
+    import json, os, signal, sys
+    how, seat = sys.argv[1], int(sys.argv[-1])
+    for line in sys.stdin:
+        events = json.loads(line)
+        if any(e["type"] == "end_game" for e in events):
+            if how == "signal":
+                os.kill(os.getpid(), signal.SIGKILL)
+            raise RuntimeError("its end_game handler failed")
+        last = events[-1]
+        answer = {"type": "none"}
+        if last["type"] == "tsumo" and last["actor"] == seat:
+            answer = {"type": "dahai", "actor": seat, "pai": last["pai"], "tsumogiri": True}
+        print(json.dumps(answer), flush=True)
+""")
+
+
+@pytest.mark.parametrize("how, said", [("raise", "(exit 1)"), ("signal", "(exit ")])
+def test_an_mjai_bot_that_dies_at_end_game_is_still_a_crash(tmp_path, how, said):
+    """Every crash at end_game was taken for a bot leaving its loop there: one whose
+    end_game handler raised (a traceback, exit 1) or that a signal ended showed no fault,
+    nothing in the log. Only a program that exits 0 there is no fault."""
+    name = f"mjai:{PY} {_script(tmp_path, 'bot.py', MJAI_DIES_AT_END_GAME)} {how}"
+    summary = _arena("riichi", name, seat_limit=30)
+    report = summary["external_seats"][name]
+    assert report["crashed"] == summary["games"] and report["late"] == 0, report
+    assert report["first_fault"].startswith("crashed: the program ended its output"), report
+    assert said in report["first_fault"] and "(exit 0)" not in report["first_fault"], report

@@ -437,6 +437,11 @@ class LineProcess:
             raise SeatFault("crashed", self.exit_note("ended its output"))
         return line
 
+    def exit_status(self, limit: float) -> int | None:
+        """Its exit status once it exits within ``limit`` seconds (negative: the signal that
+        ended it), else None."""
+        return _exited_within(self.proc, limit)
+
     def exit_note(self, what: str) -> str:
         _exited_within(self.proc, EXIT_GRACE)
         code = self.proc.poll()
