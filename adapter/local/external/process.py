@@ -576,6 +576,10 @@ class LineSocket(LineProcess):
         with contextlib.suppress(OSError):
             self.sock.shutdown(socket.SHUT_WR)
 
+    def exit_status(self, limit: float) -> int | None:
+        """0: a bot on a connection has no status; its closing it is all there is to see."""
+        return 0
+
     def exit_note(self, what: str) -> str:
         return f"the bot at {self.peer} {what} (connection closed)"
 
