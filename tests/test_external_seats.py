@@ -2039,3 +2039,92 @@ def test_an_mjai_bot_that_quits_at_end_game_is_no_crash(tmp_path):
     report = summary["external_seats"][name]
     assert report["crashed"] == 0 and report["first_fault"] is None, report
     assert not [e for e in logs if e.get("event") == "outside program fault"]
+
+
+# An mjai bot that plays tsumogiri and dies at end_game: a traceback (exit 1) or a signal.
+MJAI_DIES_AT_END_GAME = textwrap.dedent("""
+    import json, os, signal, sys
+    how, seat = sys.argv[1], int(sys.argv[-1])
+    for line in sys.stdin:
+        events = json.loads(line)
+        if any(e["type"] == "end_game" for e in events):
+            if how == "signal":
+                os.kill(os.getpid(), signal.SIGKILL)
+            raise RuntimeError("its end_game handler failed")
+        last = events[-1]
+        answer = {"type": "none"}
+        if last["type"] == "tsumo" and last["actor"] == seat:
+            answer = {"type": "dahai", "actor": seat, "pai": last["pai"], "tsumogiri": True}
+        print(json.dumps(answer), flush=True)
+""")
+
+
+@pytest.mark.parametrize("how, said", [("raise", "(exit 1)"), ("signal", "(exit ")])
+def test_an_mjai_bot_that_dies_at_end_game_is_still_a_crash(tmp_path, how, said):
+    """Every crash at end_game was taken for a bot leaving its loop there: one whose
+    end_game handler raised (a traceback, exit 1) or that a signal ended showed no fault,
+    nothing in the log. Only a program that exits 0 there is no fault."""
+    name = f"mjai:{PY} {_script(tmp_path, 'bot.py', MJAI_DIES_AT_END_GAME)} {how}"
+    summary = _arena("riichi", name, seat_limit=30)
+    report = summary["external_seats"][name]
+    assert report["crashed"] == summary["games"] and report["late"] == 0, report
+    assert report["first_fault"].startswith("crashed: the program ended its output"), report
+    assert said in report["first_fault"] and "(exit 0)" not in report["first_fault"], report
+
+
+# An mjai TCP client as the original mjai client (gimite/mjai tcp_client_game.rb) plays: it
+# leaves at end_game without answering it, one game a connection, connecting again until no
+# seat listens for 5 s. MODE drop: it also drops its first connection at its first draw.
+MJAI_TCP_QUITS_AT_END_GAME = textwrap.dedent("""
+    import json, socket, sys, time
+    port, mode = int(sys.argv[1]), sys.argv[2]
+    while True:
+        waited = time.monotonic()
+        while True:
+            try:
+                conn = socket.create_connection(("127.0.0.1", port))
+                break
+            except OSError:
+                if time.monotonic() - waited > 5:
+                    sys.exit(0)
+                time.sleep(0.05)
+        seat = None
+        for line in conn.makefile("r"):
+            event = json.loads(line)
+            answer = {"type": "none"}
+            if event["type"] == "end_game":
+                break
+            if event["type"] == "hello":
+                answer = {"type": "join", "name": "ruby", "room": "default"}
+            elif event["type"] == "start_game":
+                seat = event["id"]
+            elif event["type"] == "tsumo" and event["actor"] == seat:
+                if mode == "drop":
+                    mode = ""
+                    break
+                answer = {"type": "dahai", "actor": seat, "pai": event["pai"],
+                          "tsumogiri": True}
+            conn.sendall((json.dumps(answer) + "\\n").encode())
+        conn.close()
+""")
+
+
+@pytest.mark.parametrize("mode, crashed", [("quit", 0), ("drop", 1)])
+def test_an_mjai_tcp_bot_that_leaves_at_end_game_is_no_crash(tmp_path, mode, crashed):
+    """The original mjai client leaves at end_game without answering, and the original
+    server reads the closed connection as no answer, no error: the mjai-tcp seat counted it
+    crashed ('ended its output (connection closed)') once a game, with a warning each game.
+    A connection closed during the game is still a crash."""
+    port = free_port()
+    name = f"mjai-tcp:127.0.0.1:{port}"
+    client = subprocess.Popen([PY, _script(tmp_path, "ruby.py", MJAI_TCP_QUITS_AT_END_GAME),
+                               str(port), mode])
+    try:
+        with capture_logs() as logs:
+            summary = _arena("riichi", name, seat_limit=None)
+    finally:
+        client.wait(timeout=60)
+    report = summary["external_seats"][name]
+    assert report["crashed"] == crashed and report["late"] == report["garbage"] == 0, report
+    faults = [e for e in logs if e.get("event") == "outside program fault"]
+    assert len(faults) == crashed, faults

@@ -121,9 +121,16 @@ class MjaiSeat(ExternalSeat):
                 raise SeatFault("illegal", f"{answer['type']} where nothing goes",
                                 json.dumps(answer, ensure_ascii=False))
         except SeatFault as fault:
-            if last and fault.reason == "crashed":
+            if last and self._quit(fault, limit):
                 return
             self._unasked(fault)
+
+    def _quit(self, fault: SeatFault, limit: float) -> bool:
+        """Whether ``fault`` is the program ending as it should, with exit status 0 within
+        ``limit``. One that ends with another status (a traceback in its ``end_game``
+        handler, a signal) or keeps running crashed there, and is counted so."""
+        return fault.reason == "crashed" and self.proc is not None \
+            and self.proc.exit_status(limit) == 0
 
     def _exchange(self, events: list[dict[str, Any]], limit: float,
                   echo: bool = False) -> dict[str, Any]:

@@ -5,6 +5,8 @@ line and every line is answered (``none`` where the bot has nothing to do), as m
 
 One connection per game (the original server ends it after ``end_game``): the seat listens
 again for the next game, so a client that plays one game per connection is run in a loop.
+A client that closes the connection at ``end_game`` without answering it, as the original
+mjai client does (gimite/mjai tcp_client_game.rb), is no fault: that server reads it as none.
 The answer to the last event is the bot's move where the referee asks for one; a move where
 only a pass goes is counted as illegal. Every answer, ``join`` included, gets the original
 server's 60 s (../shared/protocols/mjai.md), or ``--seat-limit``: not mjai.app's 2 s, which
@@ -74,7 +76,8 @@ class MjaiTcpSeat(MjaiSeat):
         for event in events:
             self._out(event, limit)
 
-    def _out(self, message: dict[str, Any], limit: float | None = None) -> None:
+    def _out(self, message: dict[str, Any], limit: float | None = None,
+             game_over: bool = False) -> None:
         """One event, one line, one answer; kept for a decision on it, if one comes.
 
         The table reveals an open or added kan's dora between the replacement's discard and
@@ -105,7 +108,9 @@ class MjaiTcpSeat(MjaiSeat):
         try:
             self.last = self._exchange([message], limit or self._answer_limit())
         except SeatFault as fault:
-            if fault.fatal:  # the seat is down: the decision says so, as safe play
+            if game_over and self._quit(fault, 0.0):
+                pass  # the original client leaves at end_game unanswered; its server reads none
+            elif fault.fatal:  # the seat is down: the decision says so, as safe play
                 self._unasked(fault)
             else:
                 self.unread = fault
@@ -113,7 +118,7 @@ class MjaiTcpSeat(MjaiSeat):
             self.answered_in = time.perf_counter() - started
 
     def _edge(self, message: dict[str, Any]) -> None:
-        self._out(message)
+        self._out(message, game_over=message["type"] == "end_game")
 
     def _answer_limit(self) -> float:
         return self._limit(ANSWER_LIMIT)

@@ -437,6 +437,11 @@ class LineProcess:
             raise SeatFault("crashed", self.exit_note("ended its output"))
         return line
 
+    def exit_status(self, limit: float) -> int | None:
+        """Its exit status once it exits within ``limit`` seconds (negative: the signal that
+        ended it), else None."""
+        return _exited_within(self.proc, limit)
+
     def exit_note(self, what: str) -> str:
         _exited_within(self.proc, EXIT_GRACE)
         code = self.proc.poll()
@@ -570,6 +575,10 @@ class LineSocket(LineProcess):
     def end_input(self) -> None:
         with contextlib.suppress(OSError):
             self.sock.shutdown(socket.SHUT_WR)
+
+    def exit_status(self, limit: float) -> int | None:
+        """0: a bot on a connection has no status; its closing it is all there is to see."""
+        return 0
 
     def exit_note(self, what: str) -> str:
         return f"the bot at {self.peer} {what} (connection closed)"
