@@ -864,3 +864,22 @@ def test_an_export_names_a_hand_that_stops_fitting_another_seat_than_the_one_rea
                    "(TileDiscarded seat 1 9s) at line 6: StateError: tile 9s not in hand "
                    "39m12233309p278s7z; exported as recorded (a damaged or edited log)"), err
     assert run.returncode == 1 and out.stat().st_size > 0
+
+
+@pytest.mark.parametrize("fmt", ["tenhou6", "mjai"])
+def test_an_export_of_a_game_cut_between_hands_says_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str) -> None:
+    """The real mjai game cut after its third hand's end_kyoku: `mjbot replay` notes the
+    cut, but `--export` said nothing, exit 0 (its tenhou.net/6 file then read as a whole
+    game): the cut was said only by a hand it fell inside. Now stderr says the game is
+    unfinished, the file cut short, the export still written, exit 0."""
+    lines = MJAI_GAME.read_text(encoding="utf-8").splitlines(keepends=True)
+    ends = [i for i, line in enumerate(lines) if '"end_kyoku"' in line]
+    cut = tmp_path / "cut.mjai.jsonl"
+    cut.write_text("".join(lines[:ends[2] + 1]), encoding="utf-8")
+    r = mjbot_here(capsys, "replay", str(cut), "--export", fmt)
+    assert r.returncode == 0 and r.stdout.strip(), r.stderr
+    assert r.stderr.strip() == (f"mjbot replay: {cut}: exported as far as the log goes: game "
+                                f"unfinished: the file is cut short: no end_game: the log ends "
+                                f"at line {ends[2] + 1}, the game not over (the lines up to it "
+                                "are read)"), r.stderr

@@ -266,6 +266,9 @@ def _partial_export(rep: Any) -> str:
              for at, h in enumerate(summary["hands"]) if h["unfinished"]]
     if summary["unfinished"]:
         parts.append(f"game unfinished: {summary['unfinished']}")
+    cut = rep.record.meta.get("cut") if rep.record is not None else None
+    if cut and not parts:  # an import cut between hands: no hand unfinished to say it by
+        parts.append(f"game unfinished: the file is cut short: {cut}")
     return "; ".join(parts)
 
 
