@@ -843,3 +843,43 @@ def test_an_export_of_a_game_whose_moves_stop_fitting_says_so(
     assert again.returncode == 1 and "cannot be followed" in again.stderr
     whole = mjbot_here(capsys, "replay", "--export", fmt, str(MJAI_GAME), "-o", str(out))
     assert whole.returncode == 0 and whole.stderr == ""
+
+
+def test_an_export_names_a_hand_that_stops_fitting_another_seat_than_the_one_read(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The real mjai game with seat 1's first discard edited to a tile it does not hold: the
+    export writes every seat's moves, but only the seat read (0 by default) was checked, so
+    it wrote the damaged game, exit 0, nothing said (with --seat 1: named, exit 1). Every
+    seat's hand is now followed: named and exit 1 whatever --seat."""
+    lines = MJAI_GAME.read_text(encoding="utf-8").splitlines()
+    assert json.loads(lines[5]) == {"type": "dahai", "actor": 1, "pai": "2s",
+                                    "tsumogiri": True}, lines[5]
+    lines[5] = '{"type":"dahai","actor":1,"pai":"9s","tsumogiri":false}'
+    path = tmp_path / "edited.mjai.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "out.json"
+    run = mjbot_here(capsys, "replay", "--export", "tenhou6", str(path), "-o", str(out))
+    (err,) = run.stderr.strip().splitlines()
+    assert err == (f"mjbot replay: {path}: hand 1 (E1-0) cannot be followed from event 5 "
+                   "(TileDiscarded seat 1 9s) at line 6: StateError: tile 9s not in hand "
+                   "39m12233309p278s7z; exported as recorded (a damaged or edited log)"), err
+    assert run.returncode == 1 and out.stat().st_size > 0
+
+
+@pytest.mark.parametrize("fmt", ["tenhou6", "mjai"])
+def test_an_export_of_a_game_cut_between_hands_says_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str) -> None:
+    """The real mjai game cut after its third hand's end_kyoku: `mjbot replay` notes the
+    cut, but `--export` said nothing, exit 0 (its tenhou.net/6 file then read as a whole
+    game): the cut was said only by a hand it fell inside. Now stderr says the game is
+    unfinished, the file cut short, the export still written, exit 0."""
+    lines = MJAI_GAME.read_text(encoding="utf-8").splitlines(keepends=True)
+    ends = [i for i, line in enumerate(lines) if '"end_kyoku"' in line]
+    cut = tmp_path / "cut.mjai.jsonl"
+    cut.write_text("".join(lines[:ends[2] + 1]), encoding="utf-8")
+    r = mjbot_here(capsys, "replay", str(cut), "--export", fmt)
+    assert r.returncode == 0 and r.stdout.strip(), r.stderr
+    assert r.stderr.strip() == (f"mjbot replay: {cut}: exported as far as the log goes: game "
+                                f"unfinished: the file is cut short: no end_game: the log ends "
+                                f"at line {ends[2] + 1}, the game not over (the lines up to it "
+                                "are read)"), r.stderr

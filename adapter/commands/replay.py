@@ -87,10 +87,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
             text = (tenhou6.dumps if args.export == "tenhou6" else mjai_log.dumps)(rep.record)
             partial = _partial_export(rep)
             # a hand whose moves stop fitting a seat's hand (a discard of a tile not held) is
-            # written as recorded, both formats having a place for it: said, as replay says it
+            # written as recorded, both formats having a place for it: said, as replay says
+            # it, of any seat's (the export writes every seat; rep.damaged is --seat's only)
+            found = replayer.table_damage(rep.record)
             unfit = [f"hand {d['hand']} ({d['round']}) cannot be followed from event "
                      f"{d['event']} ({d['what']}){d.get('at', '')}: {d['why']}"
-                     for d in rep.damaged]
+                     for d in replayer.damages_at(rep.record.events,
+                                                  [found[h] for h in sorted(found)],
+                                                  rep.record.lines)]
         _write_export(text, args.output)
         if rep.log is not None and (newer := rep.log.newer_note()) is not None:
             # what this version skipped is in no export it writes: said, with the counts,
@@ -262,6 +266,9 @@ def _partial_export(rep: Any) -> str:
              for at, h in enumerate(summary["hands"]) if h["unfinished"]]
     if summary["unfinished"]:
         parts.append(f"game unfinished: {summary['unfinished']}")
+    cut = rep.record.meta.get("cut") if rep.record is not None else None
+    if cut and not parts:  # an import cut between hands: no hand unfinished to say it by
+        parts.append(f"game unfinished: the file is cut short: {cut}")
     return "; ".join(parts)
 
 
