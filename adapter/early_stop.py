@@ -1,4 +1,4 @@
-"""SIGTERM before a command has a handler of its own: one line and exit 143.
+"""SIGTERM before a command has a handler of its own: one line, then the signal's death.
 
 `mjbot` spends its first second or so importing its modules; a command installs its SIGTERM
 handler only after that (`mjbot tenhou`, `serve`, `ntpu` ... then say `stopped (SIGTERM ...)`
@@ -28,7 +28,7 @@ class _State:
 
 
 def install(argv: Sequence[str]) -> None:
-    """Say `mjbot COMMAND: stopped (SIGTERM)` and exit 143 on a SIGTERM from now until a
+    """Say `mjbot COMMAND: stopped (SIGTERM)` and die of it on a SIGTERM from now until a
     command's own handler replaces this one (``argv``: the arguments, for the command's name:
     their first word, ``bench`` for ``bench idleread``)."""
     _State.pid = os.getpid()
@@ -57,7 +57,14 @@ def _stopped(signum: int, _frame: FrameType | None) -> None:
     line = f"{name}: stopped ({signal.Signals(signum).name})\n"
     with contextlib.suppress(OSError):  # no stderr to say it on: the exit status says it
         os.write(2, line.encode())
-    os._exit(128 + signum)
+    # then killed by the signal, as the default did: an exit 143 (_exit) read as a failure
+    # where the signal's death is a clean stop (systemd's unit: `systemctl stop` in serve's
+    # first second left it failed, "status=143"; a parent's returncode -15 became 143)
+    signal.signal(signum, signal.SIG_DFL)
+    if hasattr(signal, "pthread_sigmask"):  # Windows has no masks (nor a signal's death)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signum})
+        os.kill(os.getpid(), signum)
+    os._exit(128 + signum)  # where the signal did not end it
 
 
 def _in_the_program() -> bool:
