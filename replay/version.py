@@ -120,9 +120,12 @@ def _pyproject() -> dict[str, Any] | None:
 def _git(*args: str) -> str | None:
     """git's output in the checkout, or None where it cannot say (no git, no repository,
     a repository that is not this checkout's own, a timeout)."""
-    # the caller's GIT_DIR and the like (a hook's environment) would name another repository
+    # the caller's GIT_DIR and the like (a hook's environment) would name another repository;
+    # git reads no MJBOT_ variable, and those hold mjbot's secrets (the Tenhou ID, the status
+    # token: adapter/secret_env.py, which this layer cannot import), kept from git's hooks
     env = {k: v for k, v in os.environ.items()
-           if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR")}
+           if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR")
+           and not k.startswith("MJBOT_")}
     try:
         done = subprocess.run(["git", "--no-optional-locks", "-C", str(ROOT), *args],
                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,

@@ -247,3 +247,41 @@ def test_bench_ray_sets_dispatch_against_a_unit(cluster, monkeypatch):
         assert result["unit_seconds"][policy] > 0
         assert result["overhead"][policy]["ray_over_pool"] > 0
     assert "Ray/pool time per unit" in text(result)
+
+
+# A driver that starts a local cluster as `mjbot arena --ray local` does: what a worker that
+# runs a unit, and the raylet that started it, have in their environments
+_LOCAL_CLUSTER = """
+import json, os, ray
+from adapter.local.ray_pool import connect
+
+def environ_of(pid):
+    raw = open(f"/proc/{pid}/environ", "rb").read().decode()
+    return sorted(e.split("=", 1)[0] for e in raw.split(chr(0)) if "=" in e)
+
+@ray.remote
+def seen():
+    return {"worker": environ_of(os.getpid()), "raylet": environ_of(os.getppid())}
+
+cluster = connect("local", 1)
+try:
+    print(json.dumps({**ray.get(seen.remote()), "driver": sorted(os.environ)}))
+finally:
+    cluster.close()
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="reads /proc (Linux)")
+def test_a_local_clusters_processes_get_no_secret():
+    """``--ray local`` starts Ray's processes here (its GCS, raylet, the workers that run our
+    units): they had the driver's whole environment, the Tenhou ID and the status token."""
+    secrets = {"MJBOT_TENHOU_ID": "ID0123abcd-98765432", "MJBOT_STATUS_TOKEN": "tok"}
+    env = {**os.environ, **secrets, "PYTHONPATH": os.pathsep.join(filter(None, [
+        str(ROOT), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([sys.executable, "-c", _LOCAL_CLUSTER], capture_output=True,
+                          text=True, timeout=300, env=env, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert not set(secrets) & set(seen["worker"]), seen["worker"]
+    assert not set(secrets) & set(seen["raylet"]), seen["raylet"]
+    assert set(secrets) <= set(seen["driver"])  # the driver's own, put back

@@ -310,3 +310,24 @@ def test_a_thinking_worker_and_its_fork_server_get_no_secret(method: str) -> Non
         assert seen["server_pid"] != seen["own"]
         assert not set(SECRETS) & set(seen["server"])
     assert {k: seen["ours"][k] for k in SECRETS} == SECRETS
+
+
+def test_git_asked_for_the_build_version_gets_no_secret(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every command that writes a game log (serve's sessions, arena, the Botzone judge's
+    bots) runs ``git`` for the build's version (replay/version.py): it got the Tenhou ID and
+    the status token, and git runs the user's own programs (hooks, core.fsmonitor)."""
+    from replay import version
+
+    seen = tmp_path / "env.json"
+    git = tmp_path / "bin" / "git"  # the git found first on PATH: writes what it was given
+    git.parent.mkdir()
+    git.write_text(f"#!/bin/sh\nexec {sys.executable} -c \"{PRINT_ENV[2]}\" > {seen}\n")
+    git.chmod(0o755)
+    for key, value in {**SECRETS, **USERS}.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("PATH", f"{git.parent}{os.pathsep}{os.environ['PATH']}")
+    version._git("status", "--porcelain")
+    got = json.loads(seen.read_text())
+    assert not set(SECRETS) & set(got), sorted(set(SECRETS) & set(got))
+    assert got["MY_BOT_HOME"] == USERS["MY_BOT_HOME"]  # the user's own variables stay

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from adapter import secret_env
 from adapter.secret_env import is_secret
 
 INSTALL_HINT = "pip install 'mjbot[ray]'"
@@ -60,8 +61,11 @@ def connect(address: str, cpus: int | None = None) -> RayCluster:
     started = False
     if not ray.is_initialized():
         if address == "local":
-            ray.init(num_cpus=cpus or os.cpu_count() or 1, include_dashboard=False,
-                     log_to_driver=False, configure_logging=False)
+            # the cluster's processes (GCS, raylet, the workers that run the units) take this
+            # process's environment as they start: not its secrets, which none of them reads
+            with secret_env.withheld():
+                ray.init(num_cpus=cpus or os.cpu_count() or 1, include_dashboard=False,
+                         log_to_driver=False, configure_logging=False)
         else:
             _reachable(address)
             try:
