@@ -19,7 +19,7 @@ from replay.log import GameLog, read_log
 from replay.timeline import decision_view
 from tests.cdp import Chromium, find_chromium
 from tests.in_process import mjbot_captured, mjbot_here
-from tests.serve_helpers import mjbot_view
+from tests.serve_helpers import viewer_in_thread
 
 KINDS = {k.value for k in FallbackKind} - {""}
 
@@ -153,7 +153,7 @@ def test_the_viewers_decision_line_says_the_kind(fell_back: Path, tmp_path: Path
     chromium = Chromium(chromium_binary, tmp_path / "profile")
     try:
         browser = chromium.page()
-        with mjbot_view(logs) as url:
+        with viewer_in_thread(logs) as (url, _loop, _cache):
             browser.navigate(url + "games/0~" + "~".join(game.relative_to(logs).parts) + "#1/1")
             browser.wait_for("document.getElementById('step-index').textContent"
                              ".startsWith('step 1 /')")

@@ -18,7 +18,6 @@ import signal
 import threading
 import time
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +25,9 @@ import pytest
 
 from adapter.serve.status import StatusServer
 from adapter.serve.viewcache import BuildCache
-from adapter.serve.viewer import VIEW_CACHE
 from tests.cdp import Browser, Chromium, find_chromium
 from tests.narrowing import searched
-from tests.serve_helpers import ServeProcess, mjbot_view
+from tests.serve_helpers import ServeProcess, mjbot_view, viewer_in_thread
 from tests.viewer_fixtures import practice_game
 
 CHROMIUM = find_chromium()
@@ -617,25 +615,6 @@ def test_a_damaged_hand_says_what_was_damaged(browser: Browser, tmp_path: Path,
         assert "its first entry x is not [round, repeats, deposits]" in said[tenhou6.name]
         assert browser.evaluate("document.querySelectorAll('#hand-select option')[1]"
                                 ".textContent") == "2. round unknown · damaged"
-
-
-@contextmanager
-def viewer_in_thread(logs: Path) -> Iterator[tuple[str, asyncio.AbstractEventLoop, BuildCache]]:
-    """The viewer `mjbot view` serves, on loopback in a thread of this process, so that a test
-    can set its build cache's bounds as it runs: the URL, the server's loop, the cache."""
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    server = StatusServer(roots=[str(logs)])
-    try:
-        url = asyncio.run_coroutine_threadsafe(server.start("127.0.0.1", 0), loop).result(10)
-        assert server.runner is not None
-        yield url, loop, server.runner.app[VIEW_CACHE]
-    finally:
-        asyncio.run_coroutine_threadsafe(server.stop(), loop).result(10)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(10)
-        loop.close()
 
 
 def test_a_busy_viewer_is_asked_again_after_its_retry_after(
