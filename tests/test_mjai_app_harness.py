@@ -26,6 +26,7 @@ The game is the recorded one of tests/data/shared/mjai (the ``mjai`` package's o
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -35,6 +36,7 @@ from typing import Any
 import pytest
 
 from protocols import tiles as T
+from tests.in_process import mjbot_here
 from tests.shared_data import MJAI_GAME
 
 
@@ -198,7 +200,7 @@ def test_the_game_log_shows_each_hand_ended_with_its_result_unknown(tmp_path: Pa
 
 
 def test_a_start_game_of_another_seat_than_the_argument_wins_and_is_said_once(
-        tmp_path: Path) -> None:
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """Started as ``bot.py 0``, a stream whose start_game says ``id`` 2 (its hands and draws
     masked for seat 2) was played as seat 2 in silence: nothing told the user that the
     argument was overridden. start_game's id wins (the protocol's "my seat", in the stream
@@ -211,10 +213,10 @@ def test_a_start_game_of_another_seat_than_the_argument_wins_and_is_said_once(
     text = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in requests)
     said = ("mjai: start_game says our seat is 2, but we were started as seat 0: playing "
             "seat 2, as start_game says (mjai.app sends the two equal)")
-    for argument, told in ((["0"], 1), ([], 0), (["2"], 0)):
-        done = subprocess.run([sys.executable, "-u", "-m", "adapter.cli", "mjai", *argument,
-                               "--no-log"], input=text, capture_output=True, text=True,
-                              timeout=300)
+    for argument, told in ((["0"], 1), ([], 0), (["2"], 0)):  # each a bot.py process's bot
+        # in this process: a stdin with its byte buffer, as a pipe's (the input ends)
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+        done = mjbot_here(capsys, "mjai", *argument, "--no-log")
         assert done.returncode == 0, done.stderr[-2000:]
         kinds = _check(2, requests, done.stdout.splitlines())
         assert kinds.get("dahai", 0) >= 2, kinds
