@@ -36,7 +36,7 @@ from typing import Any
 import pytest
 
 from protocols import tiles as T
-from tests.in_process import mjbot_here
+from tests.in_process import mjbot_captured, mjbot_here
 from tests.shared_data import MJAI_GAME
 
 
@@ -93,11 +93,17 @@ def _requests(seat: int, first_hand: int = 0) -> list[list[dict[str, Any]]]:
 def _play(seat: int, requests: list[list[dict[str, Any]]], log_dir: Path) \
         -> tuple[list[str], str]:
     """The requests through ``mjbot mjai SEAT``, one line each, as the harness writes them;
-    the stdout lines and stderr."""
+    the stdout lines and stderr. Run in this process (what bot.py's process does with its
+    lines is the bot's, and _Container keeps a process of its own for the harness's
+    line-by-line exchange): stdin a TextIOWrapper over the bytes, so that the bot reads its
+    ``.buffer`` as it reads a pipe's, and the input ends."""
     text = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in requests)
-    done = subprocess.run([sys.executable, "-u", "-m", "adapter.cli", "mjai", str(seat),
-                           "--log-dir", str(log_dir)], input=text, capture_output=True,
-                          text=True, timeout=300)
+    saved = sys.stdin
+    sys.stdin = io.TextIOWrapper(io.BytesIO(text.encode()))
+    try:
+        done = mjbot_captured("mjai", str(seat), "--log-dir", str(log_dir))
+    finally:
+        sys.stdin = saved
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout.splitlines(), done.stderr
 
