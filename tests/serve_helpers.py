@@ -17,9 +17,12 @@ import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from replay.log import SUFFIX, read_log
+
+if TYPE_CHECKING:
+    from adapter.serve.viewcache import BuildCache
 
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON_ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -184,3 +187,27 @@ def mjbot_view(*logs: Path) -> Iterator[str]:
     finally:
         proc.terminate()
         assert proc.wait(10) == 0
+
+
+@contextlib.contextmanager
+def viewer_in_thread(logs: Path) -> Iterator[tuple[str, asyncio.AbstractEventLoop, BuildCache]]:
+    """The viewer `mjbot view` serves (its StatusServer on ``logs``), on loopback in a thread
+    of this process: the URL, the server's loop (a test can set its build cache's bounds as
+    it runs), the cache. For the tests that need no process of its own: a `mjbot view` child
+    costs a Python start and the viewer's imports."""
+    from adapter.serve.status import StatusServer
+    from adapter.serve.viewer import VIEW_CACHE
+
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    server = StatusServer(roots=[str(logs)])
+    try:
+        url = asyncio.run_coroutine_threadsafe(server.start("127.0.0.1", 0), loop).result(10)
+        assert server.runner is not None
+        yield url, loop, server.runner.app[VIEW_CACHE]
+    finally:
+        asyncio.run_coroutine_threadsafe(server.stop(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        loop.close()

@@ -19,8 +19,8 @@ from protocols import events as ev
 from replay.log import GameLog, read_log
 from replay.timeline import decision_view
 from tests.cdp import Chromium, find_chromium
-from tests.in_process import mjbot_here
-from tests.serve_helpers import mjbot_view
+from tests.in_process import mjbot_captured, mjbot_here
+from tests.serve_helpers import viewer_in_thread
 
 KINDS = {k.value for k in FallbackKind} - {""}
 
@@ -42,19 +42,33 @@ class _RaisesThenIllegal:
         return Decision(ev.Pon((0, 0)))
 
 
-def _arena_logs(capsys: pytest.CaptureFixture[str], tmp_path: Path, first: str) -> list[GameLog]:
-    run = mjbot_here(capsys, "arena", "--policies", f"{first},rulebased,rulebased,rulebased",
-                     "--hands", "1", "--seed", "3", "--log-dir", str(tmp_path),
-                     "--max-fallback-share", "1", "--no-progress")
+def _read_logs(logs: Path) -> list[GameLog]:
+    return [read_log(p) for p in sorted(logs.rglob("*.mjlog.msgpack"))]
+
+
+def _arena_logs(logs: Path, first: str) -> list[GameLog]:
+    """One arena hand's logs, written to ``logs``, with policy ``first`` in seat 0."""
+    run = mjbot_captured("arena", "--policies", f"{first},rulebased,rulebased,rulebased",
+                         "--hands", "1", "--seed", "3", "--log-dir", str(logs),
+                         "--max-fallback-share", "1", "--no-progress")
     assert run.returncode == 0, run.stderr
-    return [read_log(p) for p in sorted(tmp_path.rglob("*.mjlog.msgpack"))]
+    return _read_logs(logs)
+
+
+@pytest.fixture(scope="module")
+def fell_back(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The logs of one arena hand with :class:`_RaisesThenIllegal` in seat 0, played once for
+    the module: the tests that read them each played the same hand before."""
+    logs = tmp_path_factory.mktemp("fell_back") / "logs"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(POLICIES, _RaisesThenIllegal.name, _RaisesThenIllegal)
+        _arena_logs(logs, _RaisesThenIllegal.name)
+    return logs
 
 
 def test_an_arena_log_records_each_fallbacks_kind_and_replay_shows_it(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setitem(POLICIES, _RaisesThenIllegal.name, _RaisesThenIllegal)
-    logs = _arena_logs(capsys, tmp_path, _RaisesThenIllegal.name)
+        fell_back: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    logs = _read_logs(fell_back)
     ours = [(log, d) for log in logs for d in log.decisions()
             if d.policy == _RaisesThenIllegal.name and len(d.legal) > 1]
     assert ours and all(d.fallback for _, d in ours)
@@ -85,11 +99,10 @@ def test_an_arena_log_records_each_fallbacks_kind_and_replay_shows_it(
     assert view["fallback_kind"] == frames[0].fallback_kind and view["fallback"]
 
 
-def test_a_policy_past_its_budget_is_logged_as_late(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_policy_past_its_budget_is_logged_as_late(tmp_path: Path) -> None:
     """mc with a thousandth of a second: what it misses is the clock's (``late``) where its
     best so far is played, as the answer said (the arena's budget warning aside)."""
-    logs = _arena_logs(capsys, tmp_path, "fast=mc@budget=0.01")
+    logs = _arena_logs(tmp_path, "fast=mc@budget=0.01")
     fell_back = [d for log in logs for d in log.decisions() if d.fallback]
     assert fell_back and {d.fallback_kind for d in fell_back} <= KINDS
     late = [d for d in fell_back if "played its best so far" in d.fallback]
@@ -131,21 +144,17 @@ def test_a_botzone_turn_and_a_platform_session_log_the_kind(tmp_path: Path) -> N
 
 @pytest.mark.skipif(find_chromium() is None, reason="no chromium binary (Debian: apt-get "
                     "install chromium; .ci/run installs it)")
-def test_the_viewers_decision_line_says_the_kind(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_viewers_decision_line_says_the_kind(fell_back: Path, tmp_path: Path) -> None:
     """The viewer's game page, in a real browser: a fallback's decision line reads
     `fallback (failed): <reason>` (it was `fallback: <reason>`)."""
-    monkeypatch.setitem(POLICIES, _RaisesThenIllegal.name, _RaisesThenIllegal)
-    logs = tmp_path / "logs"
-    _arena_logs(capsys, logs, _RaisesThenIllegal.name)
+    logs = fell_back
     game = sorted(logs.rglob("*.mjlog.msgpack"))[0]
     chromium_binary = find_chromium()
     assert chromium_binary is not None
     chromium = Chromium(chromium_binary, tmp_path / "profile")
     try:
         browser = chromium.page()
-        with mjbot_view(logs) as url:
+        with viewer_in_thread(logs) as (url, _loop, _cache):
             browser.navigate(url + "games/0~" + "~".join(game.relative_to(logs).parts) + "#1/1")
             browser.wait_for("document.getElementById('step-index').textContent"
                              ".startsWith('step 1 /')")
@@ -164,8 +173,7 @@ def test_the_viewers_decision_line_says_the_kind(
 
 
 def test_review_shows_each_fallback_beside_its_judgement(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+        fell_back: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`mjbot review` of our own log said nothing of the decisions where the policy fell
     back: a user asking why a game was lost could not see them beside the review's own
     judgement. Each such row has ``fallback`` (kind and reason, as replay words them), the
@@ -174,8 +182,7 @@ def test_review_shows_each_fallback_beside_its_judgement(
     alone."""
     from tests.log_samples import log_frames, write_frames
 
-    monkeypatch.setitem(POLICIES, _RaisesThenIllegal.name, _RaisesThenIllegal)
-    logs = _arena_logs(capsys, tmp_path / "logs", _RaisesThenIllegal.name)
+    logs = _read_logs(fell_back)
     log = next(g for g in logs if any(d.policy == _RaisesThenIllegal.name
                                       for d in g.decisions()))
     seat = next(d.seat for d in log.decisions() if d.policy == _RaisesThenIllegal.name)

@@ -26,6 +26,7 @@ The game is the recorded one of tests/data/shared/mjai (the ``mjai`` package's o
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -35,6 +36,7 @@ from typing import Any
 import pytest
 
 from protocols import tiles as T
+from tests.in_process import mjbot_captured, mjbot_here
 from tests.shared_data import MJAI_GAME
 
 
@@ -88,14 +90,25 @@ def _requests(seat: int, first_hand: int = 0) -> list[list[dict[str, Any]]]:
     return out
 
 
+def _mjai_here(text: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``mjbot mjai ARGS`` in this process on the input ``text``."""
+    saved = sys.stdin
+    sys.stdin = io.TextIOWrapper(io.BytesIO(text.encode()))
+    try:
+        return mjbot_captured("mjai", *args)
+    finally:
+        sys.stdin = saved
+
+
 def _play(seat: int, requests: list[list[dict[str, Any]]], log_dir: Path) \
         -> tuple[list[str], str]:
     """The requests through ``mjbot mjai SEAT``, one line each, as the harness writes them;
-    the stdout lines and stderr."""
+    the stdout lines and stderr. Run in this process (what bot.py's process does with its
+    lines is the bot's, and _Container keeps a process of its own for the harness's
+    line-by-line exchange): stdin a TextIOWrapper over the bytes, so that the bot reads its
+    ``.buffer`` as it reads a pipe's, and the input ends."""
     text = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in requests)
-    done = subprocess.run([sys.executable, "-u", "-m", "adapter.cli", "mjai", str(seat),
-                           "--log-dir", str(log_dir)], input=text, capture_output=True,
-                          text=True, timeout=300)
+    done = _mjai_here(text, str(seat), "--log-dir", str(log_dir))
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout.splitlines(), done.stderr
 
@@ -198,7 +211,7 @@ def test_the_game_log_shows_each_hand_ended_with_its_result_unknown(tmp_path: Pa
 
 
 def test_a_start_game_of_another_seat_than_the_argument_wins_and_is_said_once(
-        tmp_path: Path) -> None:
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """Started as ``bot.py 0``, a stream whose start_game says ``id`` 2 (its hands and draws
     masked for seat 2) was played as seat 2 in silence: nothing told the user that the
     argument was overridden. start_game's id wins (the protocol's "my seat", in the stream
@@ -211,10 +224,10 @@ def test_a_start_game_of_another_seat_than_the_argument_wins_and_is_said_once(
     text = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in requests)
     said = ("mjai: start_game says our seat is 2, but we were started as seat 0: playing "
             "seat 2, as start_game says (mjai.app sends the two equal)")
-    for argument, told in ((["0"], 1), ([], 0), (["2"], 0)):
-        done = subprocess.run([sys.executable, "-u", "-m", "adapter.cli", "mjai", *argument,
-                               "--no-log"], input=text, capture_output=True, text=True,
-                              timeout=300)
+    for argument, told in ((["0"], 1), ([], 0), (["2"], 0)):  # each a bot.py process's bot
+        # in this process: a stdin with its byte buffer, as a pipe's (the input ends)
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+        done = mjbot_here(capsys, "mjai", *argument, "--no-log")
         assert done.returncode == 0, done.stderr[-2000:]
         kinds = _check(2, requests, done.stdout.splitlines())
         assert kinds.get("dahai", 0) >= 2, kinds
@@ -343,7 +356,8 @@ OLD_LOG = (Path(__file__).resolve().parent / "data" / "upgrade"
            / "mjai_app_client_63b119a.mjlog.msgpack")
 
 
-def test_an_older_mjbots_log_of_such_a_game_shows_its_hand_ended() -> None:
+def test_an_older_mjbots_log_of_such_a_game_shows_its_hand_ended(
+        capsys: pytest.CaptureFixture[str]) -> None:
     """A log `mjbot mjai` wrote under the harness before its codec told a hand over with its
     result not sent (tests/data/upgrade/SOURCES.md: 63b119a, the first hand): after an
     upgrade it read as 'unfinished (the log ends inside this hand)'. The end_kyoku it keeps
@@ -352,9 +366,7 @@ def test_an_older_mjbots_log_of_such_a_game_shows_its_hand_ended() -> None:
     from replay import formats
     from replay.timeline import build
 
-    root = Path(__file__).resolve().parent.parent
-    out = subprocess.run([sys.executable, "-m", "adapter.cli", "replay", str(OLD_LOG)],
-                         cwd=root, capture_output=True, text=True, timeout=120)
+    out = mjbot_here(capsys, "replay", str(OLD_LOG))
     assert out.returncode == 0, out.stderr[-2000:]
     assert "    ended   result not sent (mjai.app sends no hora or ryukyoku)" in out.stdout
     assert "the log ends inside this hand" not in out.stdout, out.stdout
@@ -425,7 +437,8 @@ def test_a_log_cut_after_a_batch_with_its_result_leaves_the_hand_unfinished() ->
     assert results_not_sent(cut) == cut
 
 
-def test_a_log_holding_json_nested_too_deeply_still_replays(tmp_path: Path) -> None:
+def test_a_log_holding_json_nested_too_deeply_still_replays(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A line of JSON nested too deeply for the parser, sent to `mjbot mjai` in a game: the
     session notes it as an error and goes on, its log keeps the raw line. Replay and the
     viewer read the log's raw frames again (an older mjbot's draws and hands' ends): that
@@ -433,16 +446,12 @@ def test_a_log_holding_json_nested_too_deeply_still_replays(tmp_path: Path) -> N
     from replay import formats
     from replay.timeline import build
 
-    root = Path(__file__).resolve().parent.parent
     lines = [json.dumps([{"type": "start_game", "names": ["0", "1", "2", "3"], "id": 0}]),
              "[" * 100_000 + "]" * 100_000]
-    played = subprocess.run([sys.executable, "-m", "adapter.cli", "mjai", "0", "--log-dir",
-                             str(tmp_path)], input="\n".join(lines) + "\n", cwd=root,
-                            capture_output=True, text=True, timeout=120)
+    played = _mjai_here("\n".join(lines) + "\n", "0", "--log-dir", str(tmp_path))
     assert played.returncode == 0, played.stderr[-2000:]
     (log,) = tmp_path.rglob("*.mjlog.msgpack")
-    out = subprocess.run([sys.executable, "-m", "adapter.cli", "replay", str(log)], cwd=root,
-                         capture_output=True, text=True, timeout=120)
+    out = mjbot_here(capsys, "replay", str(log))
     assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr[-2000:]
     assert "note: error: not JSON (nested too deeply)" in out.stdout, out.stdout[-2000:]
     assert build(formats.read(log.read_bytes(), log)).hands == []

@@ -18,7 +18,6 @@ import signal
 import threading
 import time
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +25,9 @@ import pytest
 
 from adapter.serve.status import StatusServer
 from adapter.serve.viewcache import BuildCache
-from adapter.serve.viewer import VIEW_CACHE
 from tests.cdp import Browser, Chromium, find_chromium
 from tests.narrowing import searched
-from tests.serve_helpers import ServeProcess, mjbot_view
+from tests.serve_helpers import ServeProcess, mjbot_view, viewer_in_thread
 from tests.viewer_fixtures import practice_game
 
 CHROMIUM = find_chromium()
@@ -552,7 +550,7 @@ def test_a_damaged_hand_says_it_has_no_commentary_and_the_next_shows_its_own(
     logs = tmp_path / "logs"
     logs.mkdir()
     damaged = _a_discard_not_in_the_hand(game, logs / "damaged.mjlog.msgpack")
-    with mjbot_view(logs) as url:
+    with viewer_in_thread(logs) as (url, _loop, _cache):
         browser.navigate(url + "games/0~" + damaged.name + "#1/1")
         step_shown(browser, 1, 1)
         browser.wait_for("document.getElementById('subtitles').dataset.state === 'ready'", 60)
@@ -597,7 +595,7 @@ def test_a_damaged_hand_says_what_was_damaged(browser: Browser, tmp_path: Path,
     for path in (mjai, tenhou6):
         run = mjbot_here(capsys, "replay", "--json", str(path))
         (said[path.name],) = json.loads(run.stdout)["summary"]["notes"]
-    with mjbot_view(logs) as url:
+    with viewer_in_thread(logs) as (url, _loop, _cache):
         browser.navigate(url + "games/0~" + mjai.name + "#1/1")
         step_shown(browser, 1, 1)
         assert text(browser, "#hand-damage") == said[mjai.name]
@@ -617,25 +615,6 @@ def test_a_damaged_hand_says_what_was_damaged(browser: Browser, tmp_path: Path,
         assert "its first entry x is not [round, repeats, deposits]" in said[tenhou6.name]
         assert browser.evaluate("document.querySelectorAll('#hand-select option')[1]"
                                 ".textContent") == "2. round unknown · damaged"
-
-
-@contextmanager
-def viewer_in_thread(logs: Path) -> Iterator[tuple[str, asyncio.AbstractEventLoop, BuildCache]]:
-    """The viewer `mjbot view` serves, on loopback in a thread of this process, so that a test
-    can set its build cache's bounds as it runs: the URL, the server's loop, the cache."""
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    server = StatusServer(roots=[str(logs)])
-    try:
-        url = asyncio.run_coroutine_threadsafe(server.start("127.0.0.1", 0), loop).result(10)
-        assert server.runner is not None
-        yield url, loop, server.runner.app[VIEW_CACHE]
-    finally:
-        asyncio.run_coroutine_threadsafe(server.stop(), loop).result(10)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(10)
-        loop.close()
 
 
 def test_a_busy_viewer_is_asked_again_after_its_retry_after(
@@ -675,9 +654,10 @@ def test_the_list_marks_a_damaged_log_and_links_no_unopenable_one(
         browser: Browser, played: Path, tmp_path: Path) -> None:
     """A finished log with a frame damaged before its footer was listed with its result as
     any other (the list reads the footer), and a log whose header the reader refuses was a
-    link to a 422. In a real `mjbot view`: the list asks itself again while the viewer reads
-    the page's logs whole, then shows "· damaged" on the first (its note as the title); the
-    second is listed damaged, its name no link; the sound game is unmarked."""
+    link to a 422. In the viewer `mjbot view` serves (real HTTP, in a thread here): the list
+    asks itself again while the viewer reads the page's logs whole, then shows "· damaged" on
+    the first (its note as the title); the second is listed damaged, its name no link; the
+    sound game is unmarked."""
     from tests.log_samples import log_frames, write_frames
     from tests.test_viewer_list_damage import _damaged
 
@@ -687,7 +667,7 @@ def test_the_list_marks_a_damaged_log_and_links_no_unopenable_one(
     frames = log_frames(sound)
     frames[0]["extra"] = 5
     write_frames(logs / "header.mjlog.msgpack", frames)
-    with mjbot_view(logs) as url:
+    with viewer_in_thread(logs) as (url, _loop, _cache):
         browser.navigate(url + "games")
         row = "document.querySelector('tr[data-id=\"0~{}.mjlog.msgpack\"] td.result-cell')"
         browser.wait_for(row.format("middle") + "?.textContent.endsWith(' · damaged')", 30)
