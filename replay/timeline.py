@@ -24,6 +24,7 @@ from brain.rules.variant import VARIANTS
 from brain.state import StateError
 from protocols import events as ev
 from protocols import tiles as T
+from protocols.ntpu import ENDED_BY_SERVER
 from replay import formats, progress
 from replay.formats import Loaded
 from replay.formats.botzone_log import PENALTIES
@@ -47,7 +48,7 @@ WINDS = "ESWN"
 DRAW_REASONS = {"exhaustive": "exhaustive draw", "nine_terminals": "nine terminals",
                 "four_riichi": "four riichi", "four_kans": "four kans",
                 "four_winds": "four winds", "triple_ron": "triple ron",
-                "ended_by_server": "ended by the server"}
+                ENDED_BY_SERVER: "ended by the server"}
 
 
 def tile(t: int | None) -> str | None:

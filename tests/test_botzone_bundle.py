@@ -2,13 +2,10 @@
 full matches there (keep running, as uploaded)."""
 
 import subprocess
-import venv
-from pathlib import Path
 
-import MahjongGB
-import numpy
 import pytest
 
+from adapter.bench.botstart import bare_runtime
 from adapter.fakes.botzone_judge import run_matches
 from adapter.platforms.botzone_bundle import build_botzone_bundle
 
@@ -16,15 +13,7 @@ from adapter.platforms.botzone_bundle import build_botzone_bundle
 @pytest.fixture(scope="module")
 def bare_python(tmp_path_factory):
     """A venv whose site-packages hold numpy and MahjongGB only (linked from ours)."""
-    root = tmp_path_factory.mktemp("botzone-runtime")
-    venv.EnvBuilder(with_pip=False).create(root)
-    site = next((root / "lib").glob("python3*/site-packages"))
-    numpy_dir = Path(numpy.__file__).parent
-    links = [numpy_dir, Path(MahjongGB.__file__)]
-    links += list(numpy_dir.parent.glob("numpy.libs"))
-    for target in links:
-        (site / target.name).symlink_to(target)
-    python = root / "bin" / "python"
+    python = bare_runtime(tmp_path_factory.mktemp("botzone-runtime"))  # as bench botstart's
     probe = subprocess.run([python, "-c", "import numpy, MahjongGB\ntry:\n import structlog\n"
                             "except ImportError: print('bare')"], capture_output=True, text=True)
     assert probe.stdout.strip() == "bare", probe.stderr

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -56,16 +55,12 @@ def _folder(root: Path, logs: int, games: int) -> tuple[Path, int]:
 
 async def bench_idleread(logs: int, games: int, seconds: float,
                          limit: float) -> dict[str, Any]:
-    from adapter.bench.serve import _free_port
-    from adapter.own_python import own_python
+    from adapter.bench.serve import _fake_tenhou, _free_port
 
     with tempfile.TemporaryDirectory(prefix="mjbot-bench-idleread-") as tmp:
         root, size = _folder(Path(tmp), logs, games)
         port = _free_port()
-        fake = subprocess.Popen(
-            own_python("-m", "adapter.cli", "--log-level", "error", "tenhou-server",
-                       "--port", str(port), "--games", "100000", "--no-log"),
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        fake = _fake_tenhou(port)
         try:
             phases = await _phases(port, root, Path(tmp) / "session", logs, seconds, limit)
         finally:

@@ -145,6 +145,15 @@ def _free_port() -> int:
         return port
 
 
+def _fake_tenhou(port: int) -> subprocess.Popen[bytes]:
+    """The fake Tenhou server on ``port``, silent, serving 100000 games: a bench's session
+    plays it until the bench kills it."""
+    return subprocess.Popen(
+        own_python("-m", "adapter.cli", "--log-level", "error", "tenhou-server",
+                   "--port", str(port), "--games", "100000", "--no-log"),
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 def _viewer_game(logs: str) -> tuple[str, int, int]:
     """A practice game written into the log folder for the viewer load: its id, its largest
     hand's number and that hand's JSON size."""
@@ -179,10 +188,7 @@ async def _bench(rate: float | None, seconds: float, practice: int, warmup: floa
                  viewer: int = 0, probe_rate: float = 20.0,
                  policy: str = "rulebased") -> dict[str, Any]:
     port = _free_port()
-    fake = subprocess.Popen(
-        own_python("-m", "adapter.cli", "--log-level", "error", "tenhou-server",
-                   "--port", str(port), "--games", "100000", "--no-log"),
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    fake = _fake_tenhou(port)
     try:
         return await _bench_on(port, rate, seconds, practice, warmup, viewer, probe_rate,
                                policy)

@@ -82,7 +82,9 @@ def times_from_logs(paths: list[str]) -> dict[str, Any]:
         log = read_log(path)
         header = log.header
         if header is not None and header.platform.endswith(SERVER_SUFFIX):
-            continue  # a fake server's record of its clients' answers: untimed
+            # a fake server's record of the answers at its table (the NTPU one's timed as
+            # its waits): its clients' own logs hold their decisions, timed where made
+            continue
         for d in log.decisions():
             if d.source == "forced" or len(d.legal) == 1:
                 continue

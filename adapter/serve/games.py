@@ -568,7 +568,8 @@ def matches(entry: dict[str, Any], words: list[str]) -> bool:
 
 
 def _version(st: os.stat_result) -> tuple[int, int, int, int, int]:
-    """A file's version as the index and the build cache tell them apart."""
+    """A file's version: the fields the index and the build cache tell versions apart by
+    (mtime, size, inode, ctime), and the device."""
     return st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns, st.st_dev
 
 

@@ -28,7 +28,6 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
 from typing import IO, Any
 
 from adapter.own_python import own_env, own_python
@@ -167,13 +166,13 @@ def serve(lines: IO[bytes], out: IO[bytes]) -> None:
         out.flush()
 
 
-def main(nice: Callable[[int], int] | None = None) -> None:
+def main() -> None:
     """The child: lowest priority first (and Linux's idle class, which runs it only on a
     CPU nothing else wants), then the reader's imports and its loop. Ctrl-C reaches the whole
     process group: the parent ends this process itself (its stop, a read given up), which
     killed by it ended the read in hand as ChildGone while serve stopped its sessions."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    nice = nice or getattr(os, "nice", None)  # (Windows has none: not taken at import)
+    nice = getattr(os, "nice", None)  # (Windows has none: not taken at import)
     if nice is not None:
         with contextlib.suppress(OSError):
             nice(NICE)

@@ -49,17 +49,15 @@ _GET_COMMAND = re.compile(r"getCommand:\s*\[(.*)\]")  # the lab referee's log of
 
 
 class _Hand:
-    """The open hand's tiles taken from the wall, which the codec does not count."""
+    """Whether a hand is open (read since its deal with no end line); its draws are the
+    codec's count (NtpuCodec.draws, the dealer's 17th included)."""
 
     def __init__(self) -> None:
         self.open = False
-        self.drawn = 0  # draws, the dealer's 17th included
 
     def see(self, event: Any) -> None:
         if isinstance(event, ev.RoundStarted):
-            self.open, self.drawn = True, 0
-        elif isinstance(event, ev.TileDrawn):
-            self.drawn += 1
+            self.open = True
         elif isinstance(event, ev.RoundWon | ev.RoundDrawn):
             self.open = False
 
@@ -69,7 +67,7 @@ class _Hand:
         if not self.open:
             return []
         due = codec.drawer is not None and codec.drawer != codec.seat
-        if 4 * HAND_SIZE + self.drawn + due != WALL - DEAD_END:
+        if 4 * HAND_SIZE + codec.draws + due != WALL - DEAD_END:
             return []
         events: list[Any] = []
         if due:
