@@ -765,6 +765,17 @@ def test_a_listening_seat_is_refused_where_it_cannot_listen_alone(capsys):
     assert status == 2 and "mjai-tcp needs HOST:PORT" in err
 
 
+@pytest.mark.parametrize("port", ["\u00b2", "\u0661\u0662", "0", "65536", "9" * 5000])
+def test_a_listening_seats_port_that_is_no_port_is_one_line(capsys, port):
+    """A superscript two or Arabic-Indic digits (digits to str.isdigit, not to int()) printed
+    int()'s "invalid literal", a 5,000-digit port int()'s 4,300-digit limit (or, for
+    '١٢', listened on port 12): each is the seat's own one line now."""
+    status, err = _refusal(capsys, "arena", "--policies",
+                           f"mjai-tcp:127.0.0.1:{port},rulebased,rulebased,rulebased")
+    assert status == 2 and "mjai-tcp needs HOST:PORT (a port 1..65535)" in err, err
+    assert "int()" not in err and "Exceeds the limit" not in err and err.count("\n") == 1
+
+
 # ---------------------------------------------------------------------- never answering
 
 

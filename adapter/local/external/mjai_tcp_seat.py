@@ -36,9 +36,13 @@ ANSWER_LIMIT = 60.0  # the original mjai server's, per answer
 def parse_address(text: str) -> tuple[str, int]:
     """``HOST:PORT`` -> (host, port); ValueError naming what is wrong."""
     host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise ValueError(f"mjai-tcp needs HOST:PORT, got {text!r}")
-    return host.strip("[]"), int(port)
+    # ASCII digits only ('²' and '١٢' are digits to str.isdigit), and at most five of them
+    # before int(): a port of thousands of digits met int()'s own limit's message
+    digits = port.lstrip("0") or "0"
+    if (not sep or not host or not (port.isascii() and port.isdigit())
+            or len(digits) > 5 or not 0 < int(digits) < 65536):
+        raise ValueError(f"mjai-tcp needs HOST:PORT (a port 1..65535), got {text!r}")
+    return host.strip("[]"), int(digits)
 
 
 class MjaiTcpSeat(MjaiSeat):
