@@ -151,7 +151,8 @@ def test_own_python_keeps_a_user_site_install_behind_the_standard_library(
     user_site = Path(where[1])
     (user_site / "adapter").mkdir(parents=True)
     (user_site / "adapter" / "__init__.py").write_text("")
-    shutil.copy(Path(ROOT) / "adapter" / "own_python.py", user_site / "adapter")
+    for module in ("own_python.py", "secret_env.py"):  # and what own_python imports
+        shutil.copy(Path(ROOT) / "adapter" / module, user_site / "adapter")
     (user_site / "colorsys.py").write_text("raise SystemExit('the user site colorsys')\n")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
