@@ -581,15 +581,16 @@ def run_round(args: argparse.Namespace, state: Any, number: int, opponents: list
         except Stopped as exc:  # its wall sets done are kept: the part is recorded
             if exc.seconds is not None:
                 state.add_part(number, "selfplay", _selfplay_part(
-                    args, exc.seconds, exc.figures, cut=True, new=new))
+                    args, state.root, exc.seconds, exc.figures, cut=True, new=new))
             raise
         recorded = selfplay(state.stored, [from_run_folder(o, state.root) for o in opponents])
         parts = [*state.parts(number, "selfplay"),
-                 _selfplay_part(args, seconds, figures, new=new)]
+                 _selfplay_part(args, state.root, seconds, figures, new=new)]
         state.finish_phase(number, "selfplay", {
             "seed": seed, "seconds": round(sum(p["seconds"] for p in parts), 1),
             "command": _shown(args.phases.words("selfplay"), *recorded),
             "machine": _machine(args), "data": state.stored(data),
+            "started_from": started_from(state.root),
             "figures": {k: figures.get(k) for k in ("hands", "decisions", "games")},
             # one part from its first wall set is the phase; else each is said (a part after
             # a run killed outright shows where that run had got to)
@@ -664,15 +665,27 @@ def _selfplay_goes_on(data: Path) -> bool:
     return isinstance(manifest, dict) and "stopped" not in manifest
 
 
-def _selfplay_part(args: argparse.Namespace, seconds: float, figures: dict[str, Any],
-                   cut: bool = False, new: bool = True) -> dict[str, Any]:
+def started_from(root: Path) -> str:
+    """The folder this run was started from, relative to the run folder ``root``: a phase
+    runs from there, so its dataset's manifest and shards name ``MJBOT_NN_WEIGHTS`` and any
+    ``nn@FILE`` seat relative to it, not to the run folder as state.json does."""
+    try:
+        return Path(os.path.relpath(Path.cwd(), root.absolute())).as_posix()
+    except ValueError:  # another drive (Windows): no relative path
+        return Path.cwd().as_posix()
+
+
+def _selfplay_part(args: argparse.Namespace, root: Path, seconds: float,
+                   figures: dict[str, Any], cut: bool = False, new: bool = True
+                   ) -> dict[str, Any]:
     """One run's part of a self-play phase: its seconds and machine, and the wall sets it
     played (from the first it found not done, where known: the self-play reported it, or
     its folder was ``new``; to where it stopped, or the end), ``cut`` when it stopped short.
     A part whose run was killed outright is not recorded: the next part's start shows where
     it got to."""
     stopped = figures.get("stopped")
-    part: dict[str, Any] = {"seconds": seconds, "machine": _machine(args)}
+    part: dict[str, Any] = {"seconds": seconds, "machine": _machine(args),
+                            "started_from": started_from(root)}
     if figures or new:  # a part cut without its report, in a folder it went on with: unknown
         part["from_wall_set"] = (figures.get("resumed") or {}).get("units_done_before", 0) + 1
     part["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

@@ -93,6 +93,14 @@ def _state(run: Path) -> dict[str, Any]:
     return dict(json.loads((run / "state.json").read_text()))
 
 
+def _played_with(run: Path, number: int, started_from: str) -> Path:
+    """The weights round ``number``'s dataset names (MJBOT_NN_WEIGHTS in its manifest), read
+    from ``started_from`` (relative to the run folder ``run``)."""
+    manifest = run / f"round-{number:03d}" / f"selfplay-{number:03d}" / "manifest.json"
+    named = json.loads(manifest.read_text())["config"]["environment"]["MJBOT_NN_WEIGHTS"]
+    return Path(os.path.normpath(run / started_from / named))
+
+
 def _stamps(run: Path, number: int) -> dict[str, int]:
     folder = run / f"round-{number:03d}"
     return {p.name: p.stat().st_mtime_ns for p in (
@@ -153,6 +161,11 @@ def test_rounds_resume_where_the_last_run_stopped(
     assert train["train_examples"] > 0 and train["examples_seen"] == train["train_examples"]
     assert one["current"] == first["weights_after"] == "round-001/gen-001.npz"
     assert first["phases"]["selfplay"]["data"] == "round-001/selfplay-001"
+    # the dataset's own record names the weights as the phase was given them, relative to the
+    # folder the run was started from ("../run/gen-000.npz", from sub/), not to the run
+    # folder as state.json does: state.json says which folder that was
+    assert first["phases"]["selfplay"]["started_from"] == "../sub"
+    assert _played_with(run, 1, "../sub") == run / "gen-000.npz"
     Network.from_file(run / one["current"], "riichi")
     stamps = _stamps(run, 1)
     # as if round 1 was trained on another machine: resumed here, it keeps that machine
@@ -168,6 +181,8 @@ def test_rounds_resume_where_the_last_run_stopped(
     second = two["rounds"][1]
     assert second["weights_before"] == first["weights_after"]
     assert second["phases"]["selfplay"]["seed"] == 9
+    assert second["phases"]["selfplay"]["started_from"] == ".."  # run from tmp_path
+    assert _played_with(run, 2, "..") == run / "round-001" / "gen-001.npz"
     # the opponents come in turn: round 2 seats the fourth to the sixth
     assert "--policies mc,style:value,style:value,style:value" in \
         second["phases"]["selfplay"]["command"]

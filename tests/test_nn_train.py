@@ -28,6 +28,7 @@ else:
 
 from brain.nn.encoding import NUM_PLANES  # noqa: E402
 from brain.nn.network import Network, Shape  # noqa: E402
+from replay.dataset.shards import sha256  # noqa: E402
 from replay.learning.nn.train import TorchNet, correction_weights, masked_loss  # noqa: E402
 from tests.full_disk import mjbot_on_a_full_disk  # noqa: E402
 from tests.in_process import mjbot_here  # noqa: E402
@@ -155,6 +156,16 @@ def test_a_tiny_training_run_gives_weights_the_policy_plays(
     assert net.meta["training"]["data"] == ["data"]
     assert tuned_meta["training"]["config"]["init"] == "nn.npz"
     assert str(tmp_path) not in json.dumps(tuned_meta)
+    # ... and the start by its content: a name alone cannot say which nn.npz it was
+    assert tuned_meta["training"]["config"]["init_sha256"] == sha256(weights)
+    assert tuned_result["config"]["init_sha256"] == sha256(weights)
+    assert net.meta["training"]["config"]["init_sha256"] == ""  # no start
+    before = sha256(tuned)  # fine-tuned in place: the record keeps the start it replaced
+    r = nn_train("--variant", "riichi", "--data", str(data), "--out", str(tuned),
+                 "--epochs", "1", "--init", str(tuned), "--threads", "1")
+    assert r.returncode == 0, r.stderr
+    again = Network.from_file(tuned, "riichi").meta["training"]["config"]
+    assert again["init"] == "tuned.npz" and again["init_sha256"] == before != sha256(tuned)
     sp = tmp_path / "sp"
     monkeypatch.setenv("MJBOT_NN_WEIGHTS", str(weights))
     r = mjbot("selfplay", "--variant", "riichi", "--policies", "nn,rulebased,nn,rulebased",

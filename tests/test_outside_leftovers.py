@@ -151,7 +151,8 @@ def test_own_python_keeps_a_user_site_install_behind_the_standard_library(
     user_site = Path(where[1])
     (user_site / "adapter").mkdir(parents=True)
     (user_site / "adapter" / "__init__.py").write_text("")
-    shutil.copy(Path(ROOT) / "adapter" / "own_python.py", user_site / "adapter")
+    for module in ("own_python.py", "secret_env.py"):  # and what own_python imports
+        shutil.copy(Path(ROOT) / "adapter" / module, user_site / "adapter")
     (user_site / "colorsys.py").write_text("raise SystemExit('the user site colorsys')\n")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -173,6 +174,37 @@ _BANNER = """import sys, time
 print("MyBot 1.0: loading the model...", flush=True)
 time.sleep(float(sys.argv[1]))
 """ + _TSUMOGIRI
+
+
+# An NTPU player (argv[2:]) started and loaded before the banner (its load, however long the
+# machine takes, is the seat's start-up allowance's, 30 s, not BANNER_GRACE's), then a load of
+# exactly argv[1] seconds after the banner, then the seat's lines relayed to it and back
+_LOADED_FIRST = """import subprocess, sys, threading, time
+player = subprocess.Popen(sys.argv[2:], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          text=True, bufsize=1)
+player.stdin.write("/ready\\n")
+player.stdin.flush()
+assert player.stdout.readline().split() == ["/ready"]  # loaded
+print("MyBot 1.0 loading", flush=True)
+time.sleep(float(sys.argv[1]))
+
+
+def feed():
+    try:
+        for line in sys.stdin:
+            player.stdin.write(line)
+            player.stdin.flush()
+        player.stdin.close()
+    except (BrokenPipeError, ValueError):  # the player has ended
+        pass
+
+
+threading.Thread(target=feed, daemon=True).start()
+for line in player.stdout:
+    sys.stdout.write(line)
+    sys.stdout.flush()
+sys.exit(player.wait())
+"""
 
 
 def _arena_report(capsys: pytest.CaptureFixture[str], tmp_path: Path, seat: str,
@@ -288,11 +320,17 @@ def test_an_ntpu_program_that_prints_a_banner_and_loads_slowly_loses_nothing(
     and the real ``/ready`` of a program still loading as the reply to the first ``/ask``
     (a decision lost), and so on: 12 fallbacks in one arena's four games here. What the
     program prints before its reply that is no line of the protocol (all begin with "/")
-    is skipped, uncounted."""
-    program = (f"{sys.executable} -m adapter.cli --log-level error ntpu --stdio --no-log "
-               "--policy greedy")
-    # a load of 0.1 s a game, after the banner (0.5 s was 2 s of sleep in four games)
-    seat = f"ntpu:sh -c 'echo MyBot 1.0 loading; sleep 0.1; exec {program}'"
+    is skipped, uncounted.
+
+    The load after the banner is the program's own 0.1 s a game (0.5 s was 2 s of sleep in
+    four games), whatever the machine's load: it started ``python -m adapter.cli`` after its
+    banner, which at a load of 12.7 took past BANNER_GRACE (2 s) and failed the test. The
+    player is loaded first now (it answers a ``/ready`` of the program's own: the event),
+    then the banner, the 0.1 s, and the seat's lines relayed to it (_LOADED_FIRST)."""
+    bot = tmp_path / "loaded_first.py"
+    bot.write_text(_LOADED_FIRST)
+    seat = (f"ntpu:{sys.executable} {bot} 0.1 {sys.executable} -m adapter.cli --log-level "
+            "error ntpu --stdio --no-log --policy greedy")
     report = _arena_report(capsys, tmp_path, seat, "--variant", "taiwan16")
     faults = report["external_seats"][seat]
     assert faults["garbage"] == faults["illegal"] == faults["late"] == 0, faults

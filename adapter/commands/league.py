@@ -264,16 +264,48 @@ def _stored(path: Path, options: dict[str, Any]) -> dict[str, Any] | None:
         # kept by an mjbot that hashed no program (before f75ae3f): the same command,
         # but whether the program behind it was edited since cannot be told
         programs = ", ".join(options["programs_sha256"])
-        raise UserInputError(f"{path}: played by an older mjbot, which kept no hash of the "
-                             f"outside program ({programs}): whether it was edited since "
-                             "cannot be told; remove the file to play that arena again, or "
-                             "use another --out")
+        raise StaleArena(f"{path}: played by an older mjbot, which kept no hash of the "
+                         f"outside program ({programs}): whether it was edited since "
+                         "cannot be told", "remove the file to play that arena again, or "
+                         "use another --out")
     if league != options:
         changed = ", ".join(f"{k} {league.get(k)!r} (now {v!r})" for k, v in options.items()
                             if league.get(k) != v)
-        raise UserInputError(f"{path}: played with other options ({changed}); remove it or "
-                             "use another --out")
+        raise StaleArena(f"{path}: played with other options ({changed})",
+                         "remove it or use another --out")
     return summary  # type: ignore[no-any-return]
+
+
+class StaleArena(UserInputError):
+    """An arena file in --out that this league cannot reuse: ``why`` (its path and what
+    differs) and what the user can do."""
+
+    def __init__(self, why: str, advice: str) -> None:
+        super().__init__(f"{why}; {advice}")
+        self.why = why
+
+
+def _kept_arenas(pairs: list[tuple[str, str]], out: Path | None,
+                 options: dict[tuple[str, str], dict[str, Any]]
+                 ) -> dict[tuple[str, str], dict[str, Any] | None]:
+    """Each pair's arena kept in ``out`` (None: none kept), every file read before a game is
+    played: the files this league cannot reuse (an outside program edited since is in every
+    arena it sits in) are refused in one error naming them all, where naming the first alone
+    had its author rerun once per file."""
+    kept: dict[tuple[str, str], dict[str, Any] | None] = {}
+    stale: list[StaleArena] = []
+    for pair in pairs:
+        try:
+            kept[pair] = _stored(arena_file(out, *pair), options[pair]) if out else None
+        except StaleArena as exc:
+            stale.append(exc)
+    if len(stale) > 1:
+        raise UserInputError(f"{len(stale)} arenas kept in --out cannot be reused: "
+                             + "; ".join(exc.why for exc in stale)
+                             + "; remove them to play those arenas again, or use another --out")
+    if stale:
+        raise stale[0]
+    return kept
 
 
 def cmd_league(args: argparse.Namespace) -> int:
@@ -365,11 +397,14 @@ def _play_league(args: argparse.Namespace, given: list[str], label_of: dict[str,
     played = 0
     pairs = pairings(given, args.both)
     cut = ""
+    options_of = {pair: _league_options(args, *pair) for pair in pairs}
+    stored = _kept_arenas(pairs, out, options_of)
     for hero_seat, field_seat in pairs:
         hero, field = label_of[hero_seat], label_of[field_seat]
+        # taken again as the arena begins: what it is kept with is what it was played with
         options = _league_options(args, hero_seat, field_seat)
         path = arena_file(out, hero_seat, field_seat) if out is not None else None
-        summary = _stored(path, options) if path is not None else None
+        summary = stored[(hero_seat, field_seat)]
         kept = summary is not None
         if summary is None:
             if stop():

@@ -26,6 +26,7 @@ from brain.nn.heads import KINDS, PER_KIND_HEADS, SCALAR_HEADS
 from brain.nn.network import Network, Shape, new_meta, param_shapes
 from brain.rules.variant import variant_of
 from replay.dataset.schema import DatasetError
+from replay.dataset.shards import sha256
 from replay.learning.nn.data import Examples
 from replay.learning.nn.stream import (
     DEFAULT_BUFFER,
@@ -243,6 +244,8 @@ def _train(variant: str, data: Sequence[str | Path], out: str | Path, config: Tr
     """:func:`train`'s run, on the thread count it set and in its forked random state."""
     torch.manual_seed(config.seed)
     start = time.monotonic()
+    # the start by its content, read before --out can replace it (``--init g.npz --out g.npz``)
+    init_sha256 = sha256(config.init) if config.init else ""
     start_net = Network.from_file(config.init, variant) if config.init else None
     encoding = (start_net.encoding if start_net is not None
                 else config.encoding or encoding_for(variant))
@@ -326,8 +329,9 @@ def _train(variant: str, data: Sequence[str | Path], out: str | Path, config: Tr
         "holdout_data": portable_names(holdout_data) if holdout_data else "split",
         "train_examples": len(stream), "holdout_examples": len(held),
         "examples_seen": trained, "peak_examples_held": stream.peak_examples_held,
-        "config": {k: portable_name(v) if k == "init" else v
-                   for k, v in vars(config).items() if k != "extra"},
+        "config": {**{k: portable_name(v) if k == "init" else v
+                      for k, v in vars(config).items() if k != "extra"},
+                   "init_sha256": init_sha256},
         "prepare_seconds": round(prepare_s, 1),
         "seconds": round(time.monotonic() - start, 1), "history": history,
         "holdout": history[-1]["holdout"] if history else {},
