@@ -575,6 +575,8 @@ def run_round(args: argparse.Namespace, state: Any, number: int, opponents: list
                     {"MJBOT_NN_WEIGHTS": p(current),
                      "MJBOT_MC": f"playouts={args.playouts},fast=nn"})
         new = not data.is_dir() or not any(data.iterdir())  # else it goes on from a point
+        if new:  # begun from here: its record names the weights from here, whoever goes on
+            state.set_round(number, selfplay_started_from=started_from(state.root))
         try:
             figures, seconds = _mjbot("self-play", args.phases.words("selfplay"),
                                       *selfplay(here, opponents))
@@ -586,11 +588,15 @@ def run_round(args: argparse.Namespace, state: Any, number: int, opponents: list
         recorded = selfplay(state.stored, [from_run_folder(o, state.root) for o in opponents])
         parts = [*state.parts(number, "selfplay"),
                  _selfplay_part(args, state.root, seconds, figures, new=new)]
+        # the folder the dataset was begun from (its manifest's paths are from there), not
+        # the one this last part ran from; a state from before it was kept: the first part's
+        begun_from = state.data["rounds"][number - 1].pop("selfplay_started_from", None) \
+            or parts[0].get("started_from") or started_from(state.root)
         state.finish_phase(number, "selfplay", {
             "seed": seed, "seconds": round(sum(p["seconds"] for p in parts), 1),
             "command": _shown(args.phases.words("selfplay"), *recorded),
             "machine": _machine(args), "data": state.stored(data),
-            "started_from": started_from(state.root),
+            "started_from": begun_from,
             "figures": {k: figures.get(k) for k in ("hands", "decisions", "games")},
             # one part from its first wall set is the phase; else each is said (a part after
             # a run killed outright shows where that run had got to)

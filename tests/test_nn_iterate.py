@@ -833,6 +833,34 @@ def test_a_resumed_self_play_cut_without_a_report_does_not_claim_wall_set_one(
     assert "from_wall_set" not in second, second
 
 
+def test_a_self_play_phase_gone_on_with_from_another_folder_says_where_it_was_begun(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A self-play phase stopped in a run started from sub/ (--dir ../run) and gone on with
+    from the run folder's parent (--dir run): its dataset keeps the first part's record, the
+    weights named from sub/, but the phase's started_from said '..', the folder its last part
+    ran from, so following the manifest from there found no such file. The phase now names
+    the folder its dataset was begun from; each part still names its own."""
+    need_torch()
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")  # where the first run's relative paths are read
+    run = tmp_path / "run"
+    proc, stderr = _terminated_during_self_play(Path("../run"), 40, cwd=tmp_path / "sub",
+                                                in_the_wall_set=True)
+    _kill_group(proc)
+    assert proc.returncode == 128 + signal.SIGTERM, stderr
+    (part,) = _state(run)["rounds"][0]["parts"]["selfplay"]
+    assert part["started_from"] == "../sub"
+    resumed = subprocess.run(_command("run", 1, hands=40, start=GOLDEN), capture_output=True,
+                             text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                             cwd=tmp_path, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr
+    (one,) = _state(run)["rounds"]
+    phase = one["phases"]["selfplay"]
+    assert [p["started_from"] for p in phase["parts"]] == ["../sub", ".."]
+    assert phase["started_from"] == "../sub" and "selfplay_started_from" not in one
+    assert _played_with(run, 1, phase["started_from"]) == run / "gen-000.npz"
+
+
 def test_a_self_play_part_after_a_run_killed_outright_is_in_the_phase_record(
         tmp_path: Path) -> None:
     """A run killed outright (SIGKILL to it alone) leaves its self-play to stop after its wall
