@@ -107,6 +107,25 @@ def test_an_arena_kept_in_out_is_not_reused_once_its_weights_file_changed(tmp_pa
     assert "played with other options (weights_sha256" in changed.stderr
 
 
+def test_a_damaged_arena_file_is_named_with_the_stale_ones(tmp_path, capsys):
+    """A kept file that is no arena file (damaged, or hand-edited) was refused at once, alone,
+    though the rest were stale too: its author removed it, reran, and was refused again on
+    the others. Every file this league cannot reuse is named in the one line."""
+    out = tmp_path / "arenas"
+    args = ("league", "--members", "rulebased,greedy,tsumogiri", "--seed", "3", "--workers",
+            "1", "--out", str(out), "--hands")
+    assert mjbot_here(capsys, *args, "4").returncode == 0
+    damaged = arena_file(out, "rulebased", "greedy")
+    damaged.write_text("{bad")
+    r = mjbot_here(capsys, *args, "5")  # the others are stale
+    assert r.returncode == 2 and "Traceback" not in r.stderr and r.stdout == "", r.stderr
+    (line,) = r.stderr.strip().splitlines()
+    assert line.startswith("mjbot league: 3 arenas kept in --out cannot be reused: "), line
+    assert f"{damaged}: not a league arena file (" in line
+    for hero, field in (("rulebased", "tsumogiri"), ("greedy", "tsumogiri")):
+        assert f"{arena_file(out, hero, field)}: played with other options (hands 4" in line
+
+
 def test_league_refuses_bad_members_in_one_line(tmp_path, monkeypatch, capsys):
     """The command's entry point in this process (a refusal starts no game, so four Python
     starts bought nothing: 2 s of the file); an exception escaping it fails the test, as a

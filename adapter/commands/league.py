@@ -253,8 +253,8 @@ def _stored(path: Path, options: dict[str, Any]) -> dict[str, Any] | None:
         kept = json.loads(path.read_text())
         league, summary = kept["league"], kept["arena"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise UserInputError(f"{path}: not a league arena file ({exc}); remove it or use "
-                             "another --out") from None
+        raise StaleArena(f"{path}: not a league arena file ({exc})",
+                         "remove it or use another --out") from None
     if isinstance(league, dict) and "length" in league and set_length(options["variant"]):
         # a riichi game's length, not played by this variant: an mjbot before 406c4c8 took
         # `--variant mcr --length south` and kept it, which no command can give now
