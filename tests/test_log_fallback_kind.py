@@ -257,7 +257,7 @@ def test_replay_names_an_outside_programs_fault_once(
     (illegal: illegal: discard C ...)'. The kind is said once."""
     bot = tmp_path / "bot.py"
     bot.write_text(_RED_DRAGON)
-    logs = _arena_logs(capsys, tmp_path / "logs", f"me=mjai:{sys.executable} {bot}")
+    logs = _arena_logs(tmp_path / "logs", f"me=mjai:{sys.executable} {bot}")
     log, seat = next((log, d.seat) for log in logs for d in log.decisions()
                      if d.policy == "me" and d.fallback)
     text = mjbot_here(capsys, "replay", str(log.path), "--seat", str(seat)).stdout

@@ -431,6 +431,27 @@ def test_too_deeply_nested_json_on_stdin_is_answered_none_and_kept_in_the_game_l
     assert raws == lines
 
 
+def test_a_line_over_the_limit_on_stdin_is_cut_said_and_answered(tmp_path: Path) -> None:
+    """The stdin form read a line whole, however long: a writer that never ended its line
+    (``mjbot mjai < /dev/zero``) grew the bot until the kernel killed it (exit 137), where
+    the TCP form keeps a line's first LINE_LIMIT bytes. The stdin form now cuts it at
+    STDIN_LINE_LIMIT (1 MiB: a bad line under it is still logged whole), says so once,
+    answers it, and reads on."""
+    import io
+
+    from adapter.platforms.mjai import STDIN_LINE_LIMIT, run_stdio
+
+    start = '[{"type": "start_game", "id": 0, "names": ["a", "b", "c", "d"]}]'
+    long_line = '[{"type": "dahai", "actor": 3, "pai": "' + "x" * 1_200_000 + '"}]'
+    data = "\n".join([start, long_line, "not json"]) + "\n"
+    stdin = io.TextIOWrapper(io.BytesIO(data.encode()))
+    stdout = io.StringIO()
+    summary = run_stdio(MjaiBot(MjaiSettings(log_dir=str(tmp_path))), stdin, stdout)
+    assert [json.loads(line) for line in stdout.getvalue().splitlines()] == [{"type": "none"}] * 3
+    cut = [e for e in summary.errors if f"over the {STDIN_LINE_LIMIT}-byte limit" in e]
+    assert len(cut) == 1 and f"a line of {len(long_line) + 1} bytes" in cut[0], summary.errors
+
+
 def test_bench_mjai_extra_lists_what_mjai_needs():
     """`pip install -e '.[mjai]'` brings loguru and requests with their own dependencies (the
     old `--no-deps ... requests` line left requests without urllib3 & co)."""

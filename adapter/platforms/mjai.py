@@ -260,6 +260,9 @@ async def reply_line_async(bot: MjaiBot, line: str) -> str:
 
 
 LINE_LIMIT = 2 ** 16  # bytes of one line kept (asyncio's default limit); no event is near it
+# bytes of one stdin line kept: more than TCP's, since the stdin form logs a bad line whole (a
+# 200 KB one is kept), and mjai.app's largest line (a hand's events) is a few KB
+STDIN_LINE_LIMIT = 2 ** 20
 
 
 async def read_line(reader: asyncio.StreamReader) -> tuple[bytes, int]:
@@ -285,15 +288,26 @@ async def read_line(reader: asyncio.StreamReader) -> tuple[bytes, int]:
                 size += len(await reader.readexactly(more.consumed))
 
 
-def _text_lines(stream: Any) -> Iterator[str]:
-    """The input's lines, bytes that are not UTF-8 as U+FFFD: under a strict locale
-    (en_US.UTF-8) the text stream's own decoder raised on them and ended the bot."""
+def _text_lines(stream: Any) -> Iterator[tuple[str, int]]:
+    """The input's lines, each with its length where it was cut (0 otherwise): bytes that are
+    not UTF-8 as U+FFFD (under a strict locale (en_US.UTF-8) the text stream's own decoder
+    raised on them and ended the bot), and a line over :data:`STDIN_LINE_LIMIT` bytes kept
+    as its first bytes, the rest read and dropped (a writer that never ends its line grew the bot's
+    memory until the kernel killed it, where the TCP form already cut it)."""
     buffer = getattr(stream, "buffer", None)
     if buffer is None:
-        yield from stream
+        for line in stream:
+            yield line, 0
         return
-    for raw in buffer:
-        yield raw.decode("utf-8", errors="replace")
+    while raw := buffer.readline(STDIN_LINE_LIMIT + 1):
+        cut = 0
+        if len(raw) > STDIN_LINE_LIMIT and not raw.endswith(b"\n"):
+            cut = len(raw)
+            while (rest := buffer.readline(STDIN_LINE_LIMIT)) and not rest.endswith(b"\n"):
+                cut += len(rest)
+            cut += len(rest)
+            raw = raw[:STDIN_LINE_LIMIT]
+        yield raw.decode("utf-8", errors="replace"), cut
 
 
 def run_stdio(bot: MjaiBot, stdin: Any = None, stdout: Any = None) -> SessionSummary:
@@ -301,7 +315,10 @@ def run_stdio(bot: MjaiBot, stdin: Any = None, stdout: Any = None) -> SessionSum
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     try:
-        for line in _text_lines(stdin):
+        for line, cut in _text_lines(stdin):
+            if cut:
+                bot.error(f"a line of {cut} bytes, over the {STDIN_LINE_LIMIT}-byte limit: "
+                          f"read as its first {STDIN_LINE_LIMIT} bytes")
             if line.strip():
                 stdout.write(reply_line(bot, line.rstrip("\n")))
                 stdout.flush()
