@@ -50,6 +50,7 @@ MODULES = (
     "replay/formats/ntpu_log.py", "replay/formats/nycu_sgf.py", "replay/formats/sgf.py",
     "replay/formats/tenhou6.py", "replay/formats/tenhou_client.py",
     "adapter/__init__.py", "adapter/logging_setup.py", "adapter/loop_signals.py",
+    "adapter/secret_env.py",
     "adapter/session.py", "adapter/tasks.py",
     "adapter/thinking/__init__.py", "adapter/thinking/deadline.py", "adapter/thinking/frames.py",
     "adapter/thinking/inbox.py", "adapter/thinking/pipe_watch.py",
