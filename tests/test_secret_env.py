@@ -423,3 +423,37 @@ def test_a_command_that_thinks_starts_its_fork_server_before_its_loop() -> None:
     assert seen["code"] == 0 and seen["server"]
     assert not set(SECRETS) & set(seen["server_env"])
     assert [c for c in seen["changes"] if c[2] > 1] == []
+
+
+_LATE = """
+import asyncio, threading
+from adapter.thinking.worker_process import PolicyWorker
+from brain.policies import get_policy
+
+async def main():
+    stop = threading.Event()
+    threading.Thread(target=stop.wait, daemon=True).start()  # a thread before any start
+    for _ in range(2):
+        worker = PolicyWorker(get_policy("rulebased"))
+        await worker.start()
+        assert await worker.ready(None)
+        worker.kill()
+    stop.set()
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("secrets", [True, False])
+def test_a_fork_server_started_under_threads_is_said_once_where_it_holds_secrets(
+        secrets: bool) -> None:
+    """No fork server started before the loop: the one a session starts with a thread
+    running takes the environment as it is (never changed then). Said once where that
+    holds a secret; nothing is said where it holds none."""
+    env = {k: v for k, v in os.environ.items() if k not in SECRETS}
+    done = subprocess.run(own_python("-c", _LATE), env={**env, **(SECRETS if secrets else {})},
+                          capture_output=True, text=True, timeout=300,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    said = (done.stdout + done.stderr).count("starts with mjbot's environment, secrets")
+    assert said == (1 if secrets else 0), done.stderr

@@ -130,9 +130,10 @@ _unclean_said = False
 
 def _said_unclean() -> None:
     """Say once that a child starts with our secrets in its environment (another thread
-    ran, so the environment could not be changed for its start)."""
+    ran, so the environment could not be changed for its start); nothing where it holds
+    none."""
     global _unclean_said
-    if not _unclean_said:
+    if not _unclean_said and any(secret_env.is_secret(k) for k in os.environ):
         _unclean_said = True
         log.warning("thinker: a worker process (or its fork server) starts with mjbot's "
                     "environment, secrets included: threads ran before its first start "
