@@ -79,8 +79,9 @@ def withheld() -> Iterator[bool]:
     """The secrets out of ``os.environ`` for the block (a multiprocessing start), then back;
     yields True. Only while this is the only thread (:func:`alone`): with another running it
     changes nothing and yields False, and the child takes the environment as it is (start
-    the fork server early instead: adapter/thinking/worker_process.start_server). Code that
-    reads a secret meanwhile reads :func:`environ`, which waits for the block."""
+    the fork server early instead: adapter/thinking/worker_process.start_server); a block
+    that leaves threads running (``ray.init``) leaves the secrets out of ``os.environ`` for
+    good. Code that reads a secret reads :func:`environ`, which has them all the while."""
     if not alone():  # nothing changes: nothing to wait for either
         yield False
         return
@@ -92,6 +93,7 @@ def withheld() -> Iterator[bool]:
         try:
             yield True
         finally:
-            for key, value in taken.items():
-                _away.pop(key, None)
-                os.environ.setdefault(key, value)
+            if alone():  # else the block started threads (ray.init): they stay out, for
+                for key, value in taken.items():  # good (environ() still has them)
+                    _away.pop(key, None)
+                    os.environ.setdefault(key, value)

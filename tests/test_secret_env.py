@@ -457,3 +457,29 @@ def test_a_fork_server_started_under_threads_is_said_once_where_it_holds_secrets
     assert done.returncode == 0, done.stderr
     said = (done.stdout + done.stderr).count("starts with mjbot's environment, secrets")
     assert said == (1 if secrets else 0), done.stderr
+
+
+_LEFT_OUT = """
+import json, os, threading
+from adapter import secret_env
+from adapter.platforms.tenhou import TenhouSettings, load_config
+
+stop = threading.Event()
+with secret_env.withheld() as clean:  # a start that leaves threads running (ray.init)
+    threading.Thread(target=stop.wait, daemon=True).start()
+print(json.dumps({"clean": clean, "in_os_environ": "MJBOT_TENHOU_ID" in os.environ,
+                  "name": load_config(None, TenhouSettings()).name}))
+stop.set()
+"""
+
+
+def test_secrets_left_out_under_threads_are_still_read() -> None:
+    """A start under withheld() that leaves threads running (``--ray local``'s) leaves the
+    secrets out of os.environ for good, never put back under those threads: the Tenhou
+    ID is still read where mjbot reads it (secret_env.environ)."""
+    done = subprocess.run(own_python("-c", _LEFT_OUT), env={**os.environ, **SECRETS},
+                          capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen == {"clean": True, "in_os_environ": False, "name": SECRETS["MJBOT_TENHOU_ID"]}
