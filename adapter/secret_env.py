@@ -67,18 +67,33 @@ def environ() -> dict[str, str]:
         return {**os.environ, **_away}
 
 
+def alone() -> bool:
+    """Whether the calling thread is the process's only one: the one time ``os.environ`` may
+    change (glibc's setenv/unsetenv race a getenv in another thread, which takes no GIL: a
+    resolver's in a ``to_thread`` DNS lookup, a library's C code)."""
+    return threading.active_count() == 1
+
+
 @contextlib.contextmanager
-def withheld() -> Iterator[None]:
-    """The secrets out of ``os.environ`` for the block (a multiprocessing start), then back.
-    Code that reads a secret meanwhile reads :func:`environ`, which waits for the block."""
+def withheld() -> Iterator[bool]:
+    """The secrets out of ``os.environ`` for the block (a multiprocessing start), then back;
+    yields True. Only while this is the only thread (:func:`alone`): with another running it
+    changes nothing and yields False, and the child takes the environment as it is (start
+    the fork server early instead: adapter/thinking/worker_process.start_server); a block
+    that leaves threads running (``ray.init``) leaves the secrets out of ``os.environ`` for
+    good. Code that reads a secret reads :func:`environ`, which has them all the while."""
+    if not alone():  # nothing changes: nothing to wait for either
+        yield False
+        return
     with _lock:
         taken = {k: v for k, v in os.environ.items() if is_secret(k)}
         for key in taken:
             del os.environ[key]
         _away.update(taken)
         try:
-            yield
+            yield True
         finally:
-            for key, value in taken.items():
-                _away.pop(key, None)
-                os.environ.setdefault(key, value)
+            if alone():  # else the block started threads (ray.init): they stay out, for
+                for key, value in taken.items():  # good (environ() still has them)
+                    _away.pop(key, None)
+                    os.environ.setdefault(key, value)

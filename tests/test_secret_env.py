@@ -331,3 +331,155 @@ def test_git_asked_for_the_build_version_gets_no_secret(tmp_path: Path,
     got = json.loads(seen.read_text())
     assert not set(SECRETS) & set(got), sorted(set(SECRETS) & set(got))
     assert got["MY_BOT_HOME"] == USERS["MY_BOT_HOME"]  # the user's own variables stay
+
+
+# Commands that think start the fork server before their loop; then a session with threads
+# running starts workers: every change of the C environment, and the threads running then
+_UNDER_THREADS = """
+import asyncio, json, os, sys, threading
+from adapter.thinking import worker_process
+from adapter.thinking.worker_process import PolicyWorker
+from brain.policies import get_policy
+
+changes = []
+for name in ("putenv", "unsetenv"):
+    real = getattr(os, name)  # what os.environ's changes call
+    def spy(*args, real=real, name=name):
+        changes.append((name, os.fsdecode(args[0]), threading.active_count()))
+        return real(*args)
+    setattr(os, name, spy)
+
+if hasattr(worker_process, "start_server"):
+    worker_process.start_server()
+
+def environ_of(pid):
+    raw = open(f"/proc/{pid}/environ", "rb").read().decode()
+    return dict(e.split("=", 1) for e in raw.split(chr(0)) if "=" in e)
+
+async def main():
+    stop = threading.Event()
+    poller = threading.Thread(target=lambda: stop.wait(), daemon=True)  # the viewer's pool
+    poller.start()
+    seen = []
+    for _ in range(2):  # a worker and its replacement
+        worker = PolicyWorker(get_policy("rulebased"))
+        await worker.start()
+        assert await worker.ready(None)
+        seen.append(environ_of(worker.process.pid))
+        worker.kill()
+    stop.set()
+    print(json.dumps({"changes": changes, "workers": seen}))
+
+asyncio.run(main())
+"""
+
+
+def test_the_environment_never_changes_once_a_second_thread_runs() -> None:
+    """The fork server started before the loop (as the commands that think do) without the
+    secrets: the workers a session starts later, with other threads running, need no change
+    of the environment (glibc's setenv/unsetenv race a getenv in another thread), and have
+    no secret."""
+    done = subprocess.run(own_python("-c", _UNDER_THREADS),
+                          env={**os.environ, **SECRETS}, capture_output=True, text=True,
+                          timeout=300, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert [c for c in seen["changes"] if c[2] > 1] == []
+    for worker in seen["workers"]:
+        assert not set(SECRETS) & set(worker)
+
+
+_COMMAND = """
+import json, os, sys, threading
+from multiprocessing import forkserver
+changes = []
+for name in ("putenv", "unsetenv"):
+    real = getattr(os, name)
+    def spy(*args, real=real, name=name):
+        changes.append((name, os.fsdecode(args[0]), threading.active_count()))
+        return real(*args)
+    setattr(os, name, spy)
+from adapter.cli import main
+code = main(sys.argv[1:])
+pid = forkserver._forkserver._forkserver_pid
+raw = open(f"/proc/{pid}/environ", "rb").read().decode() if pid else ""
+print(json.dumps({"code": code, "changes": changes, "server": pid,
+                  "server_env": [e.split("=", 1)[0] for e in raw.split(chr(0)) if "=" in e]}))
+"""
+
+
+@pytest.mark.skipif("forkserver" not in __import__("multiprocessing").get_all_start_methods(),
+                    reason="no fork server here")
+def test_a_command_that_thinks_starts_its_fork_server_before_its_loop() -> None:
+    """``mjbot ntpu --policy mc`` (as serve, tenhou and mjai) starts the fork server before
+    its event loop, without the secrets: it never changes the environment with a second
+    thread running."""
+    done = subprocess.run(own_python("-c", _COMMAND, "ntpu", "--stdio", "--policy", "mc",
+                                     "--no-log"),
+                          env={**os.environ, **SECRETS}, capture_output=True, text=True,
+                          timeout=300, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["code"] == 0 and seen["server"]
+    assert not set(SECRETS) & set(seen["server_env"])
+    assert [c for c in seen["changes"] if c[2] > 1] == []
+
+
+_LATE = """
+import asyncio, threading
+from adapter.thinking.worker_process import PolicyWorker
+from brain.policies import get_policy
+
+async def main():
+    stop = threading.Event()
+    threading.Thread(target=stop.wait, daemon=True).start()  # a thread before any start
+    for _ in range(2):
+        worker = PolicyWorker(get_policy("rulebased"))
+        await worker.start()
+        assert await worker.ready(None)
+        worker.kill()
+    stop.set()
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("secrets", [True, False])
+def test_a_fork_server_started_under_threads_is_said_once_where_it_holds_secrets(
+        secrets: bool) -> None:
+    """No fork server started before the loop: the one a session starts with a thread
+    running takes the environment as it is (never changed then). Said once where that
+    holds a secret; nothing is said where it holds none."""
+    env = {k: v for k, v in os.environ.items() if k not in SECRETS}
+    done = subprocess.run(own_python("-c", _LATE), env={**env, **(SECRETS if secrets else {})},
+                          capture_output=True, text=True, timeout=300,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    said = (done.stdout + done.stderr).count("starts with mjbot's environment, secrets")
+    assert said == (1 if secrets else 0), done.stderr
+
+
+_LEFT_OUT = """
+import json, os, threading
+from adapter import secret_env
+from adapter.platforms.tenhou import TenhouSettings, load_config
+
+stop = threading.Event()
+with secret_env.withheld() as clean:  # a start that leaves threads running (ray.init)
+    threading.Thread(target=stop.wait, daemon=True).start()
+print(json.dumps({"clean": clean, "in_os_environ": "MJBOT_TENHOU_ID" in os.environ,
+                  "name": load_config(None, TenhouSettings()).name}))
+stop.set()
+"""
+
+
+def test_secrets_left_out_under_threads_are_still_read() -> None:
+    """A start under withheld() that leaves threads running (``--ray local``'s) leaves the
+    secrets out of os.environ for good, never put back under those threads: the Tenhou
+    ID is still read where mjbot reads it (secret_env.environ)."""
+    done = subprocess.run(own_python("-c", _LEFT_OUT), env={**os.environ, **SECRETS},
+                          capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen == {"clean": True, "in_os_environ": False, "name": SECRETS["MJBOT_TENHOU_ID"]}

@@ -47,6 +47,7 @@ def cmd_mjai(args: argparse.Namespace) -> int:
 
     from adapter.platforms.mjai import MjaiBot, MjaiSettings, run_stdio, run_tcp
     from adapter.session import Stopped, parse_server, until_signalled
+    from adapter.thinking.worker_process import start_server_for
 
     require_policy(args.policy)
     if args.player_id is not None and not 0 <= args.player_id <= 3:
@@ -73,6 +74,7 @@ def cmd_mjai(args: argparse.Namespace) -> int:
             host, port = parse_server(args.server)
         except ValueError as exc:
             raise UserInputError(str(exc)) from None
+        start_server_for([args.policy])  # before the loop: see its docstring
         try:
             summary = asyncio.run(until_signalled(bot, run_tcp(
                 host, port, bot, args.connect_timeout, idle_limit=args.idle_limit)))

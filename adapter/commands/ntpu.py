@@ -81,6 +81,7 @@ def cmd_ntpu(args: argparse.Namespace) -> int:
 
     from adapter.platforms.ntpu import NtpuBot, NtpuSettings, run_stdio, run_tcp
     from adapter.session import Stopped, parse_server, until_signalled
+    from adapter.thinking.worker_process import start_server_for
     from protocols.tiles import NtpuTiles, TileError
 
     require_policy(args.policy)
@@ -99,6 +100,7 @@ def cmd_ntpu(args: argparse.Namespace) -> int:
     bot = NtpuBot(settings)
     main = run_stdio(bot) if server is None else run_tcp(*server, bot, args.connect_timeout,
                                                           args.idle_limit)
+    start_server_for([args.policy])  # before the loop: see its docstring
     try:
         summary = asyncio.run(until_signalled(bot, main))
     except ConnectionError as exc:

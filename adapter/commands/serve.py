@@ -49,6 +49,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from adapter.serve.app import serve
     from adapter.serve.config import ConfigError, config_warnings, load
     from adapter.serve.status import TokenRequired, check_token, parse_address
+    from adapter.thinking.worker_process import start_server_for
 
     try:
         config = load(args.config)
@@ -68,6 +69,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"{args.config}: {count} session{'' if count == 1 else 's'}, enabled: "
               f"{', '.join(enabled) or 'none'}")
         return 0
+    # the sessions that think in this process (a local one is a process of its own)
+    start_server_for(s.policy for s in config.sessions if s.enabled and s.kind != "local")
     try:
         return asyncio.run(serve(config, address, args.log_dir))
     except OSError as exc:  # the status port is taken, the log folder cannot be made

@@ -105,6 +105,7 @@ def cmd_tenhou(args: argparse.Namespace) -> int:
         transport_for,
     )
     from adapter.session import Stopped
+    from adapter.thinking.worker_process import start_server_for
 
     require_policy(args.policy)
     warn_tight_budget([args.policy], args.budget)
@@ -124,6 +125,7 @@ def cmd_tenhou(args: argparse.Namespace) -> int:
         transport_for(settings)  # a malformed --server, refused before anything connects
     except (ValueError, PermissionRefused) as exc:
         raise UserInputError(str(exc)) from None
+    start_server_for([settings.policy])  # before the loop: see its docstring
     try:
         summary = asyncio.run(run_until_signalled(settings))
     except ConnectionError as exc:

@@ -25,7 +25,6 @@ import contextlib
 import dataclasses
 import json
 import logging
-import os
 import re
 import time
 import tomllib
@@ -35,6 +34,7 @@ from typing import Any
 
 import structlog
 
+from adapter import secret_env
 from adapter.session import (
     PlatformSession,
     SessionSummary,
@@ -164,7 +164,8 @@ def load_config(path: str | None, settings: TenhouSettings) -> TenhouSettings:
         _check_config_values(path, values)
     out = settings
     # the environment wins over the file; the source is named in an error, never the value
-    ident, source = ((os.environ[ID_ENV], f"${ID_ENV}") if ID_ENV in os.environ
+    environ = secret_env.environ()  # os.environ may hold it no more (secret_env.withheld)
+    ident, source = ((environ[ID_ENV], f"${ID_ENV}") if ID_ENV in environ
                      else (values.get("id"), f"config file {path}: id"))
     if ident is not None:
         if ident == "":  # set but empty (an unset variable expanded, a template left blank):

@@ -28,7 +28,7 @@ import pickle
 import sys
 import threading
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from multiprocessing import forkserver, popen_forkserver
 from multiprocessing.connection import Connection, wait
@@ -43,6 +43,7 @@ from adapter.thinking.frames import Frames, Garbled
 from adapter.thinking.pipe_watch import REAP_WITHIN, PipeThread, exit_code
 from brain import anytime
 from brain.clock import MONOTONIC, Clock
+from brain.policies import get_policy
 from brain.policies.base import Decision, Policy
 from brain.tally import FallbackKind
 
@@ -86,6 +87,57 @@ def _context(method: str | None, warm: list[str]) \
         context.set_forkserver_preload(warm + main_modules())
         return context
     return multiprocessing.get_context("spawn")
+
+
+def start_server(method: str | None = None, warm: list[str] | None = None) -> None:
+    """Start the fork server now, without the secrets (secret_env.withheld), if it is not
+    running and this is the process's only thread: commands that think call it before
+    their event loop, so no later worker start changes the environment under running
+    threads. ``warm``: its preload (:func:`warm_modules`); nothing for spawn."""
+    method = method or default_start_method()
+    if method != "forkserver" or not secret_env.alone():
+        return
+    _context(method, warm if warm is not None else PRELOAD)
+    with secret_env.withheld():
+        forkserver.ensure_running()
+
+
+def start_server_for(policies: Iterable[str], method: str | None = None) -> None:
+    """:func:`start_server` with the preload of the named policies (a name as ``--policy``
+    takes it), for a command that knows them before its event loop; nothing where none
+    thinks in a worker (a fast policy answers inline) or one cannot be made (the session
+    reports that itself)."""
+    warm: list[str] = []
+    for name in dict.fromkeys(policies):
+        try:
+            policy = get_policy(name)
+        except Exception:  # the session's own start says why
+            continue
+        if not getattr(policy, "fast", False):
+            warm += [m for m in warm_modules(policy) if m not in warm]
+    if warm:
+        start_server(method, warm)
+
+
+def _server_pid() -> int | None:
+    """The fork server's pid, None before it is started."""
+    pid = getattr(getattr(forkserver, "_forkserver", None), "_forkserver_pid", None)
+    return pid if isinstance(pid, int) else None
+
+
+_unclean_said = False
+
+
+def _said_unclean() -> None:
+    """Say once that a child starts with our secrets in its environment (another thread
+    ran, so the environment could not be changed for its start); nothing where it holds
+    none."""
+    global _unclean_said
+    if not _unclean_said and any(secret_env.is_secret(k) for k in os.environ):
+        _unclean_said = True
+        log.warning("thinker: a worker process (or its fork server) starts with mjbot's "
+                    "environment, secrets included: threads ran before its first start "
+                    "(start_server was not called before the event loop)")
 
 
 def warm_modules(policy: object) -> list[str]:
@@ -244,17 +296,15 @@ class _Launch:
 
     def run(self) -> None:
         try:
-            # the fork server (started here if need be), or a spawned child, takes our
-            # environment: not its secrets (the lock is held for the exec only, not for the
-            # wait on a server's preload)
+            # the fork server was started clean (start_server) where it could be; one started
+            # here, on a thread, or a spawned child takes our environment as it is: the
+            # environment is never changed while another thread runs (secret_env.withheld)
             served = getattr(self.process, "_start_method", None) == "forkserver"
-            with secret_env.withheld():
-                if served:
-                    forkserver.ensure_running()
-                else:
-                    self.process.start()
-            if served:
+            before = _server_pid()
+            with secret_env.withheld() as clean:
                 self.process.start()
+            if not clean and (not served or _server_pid() != before):  # a process exec'd
+                _said_unclean()
         finally:
             self.child.close()  # the child's copy is the only one left: its death ends the pipe
             with self._lock:
@@ -329,7 +379,15 @@ class PolicyWorker:
                        name=f"mjbot-policy-{getattr(self.policy, 'name', 'policy')}",
                        daemon=True)
         launch = _Launch(process, child, parent)
-        starting = asyncio.ensure_future(asyncio.to_thread(launch.run))
+        served = context.get_start_method() == "forkserver"
+        if served:  # its exec here, while it can start clean; its preload is not waited for
+            start_server(self.start_method, warm)
+        if not served and secret_env.alone():  # a spawn, the only thread: withheld here
+            launch.run()
+            starting: asyncio.Future[None] = self._loop.create_future()
+            starting.set_result(None)
+        else:
+            starting = asyncio.ensure_future(asyncio.to_thread(launch.run))
         try:
             await asyncio.shield(starting)
         except asyncio.CancelledError:  # the session ended: the process must not outlive it
