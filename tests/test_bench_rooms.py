@@ -506,6 +506,24 @@ def test_bench_view_measures_a_long_log_against_a_short_one(tmp_path: Path, view
     assert f"{ratio['open_s']:>7} x" in r.stdout and "reference: every step" in r.stdout
 
 
+def test_bench_view_divides_times_under_a_millisecond_as_measured(
+        view_heap: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A step that takes some microseconds (a collection of a heap whose imports are frozen,
+    as in the suite; a short transcript's outline) was rounded to the millisecond (the
+    collection to 0.1 ms) before the long/short ratio was taken: both under half, the ratio
+    was 0 x (the suite's failure), the short one's alone, 500000 x (`--source` a one-hand
+    Tenhou transcript, --hands 2 --short 1). Here the bench's clock reads 40 µs for every
+    step, in the long file and the short one: per hand, the long one's cost is half."""
+    from adapter.bench import view
+
+    ticks = iter(range(10**6))
+    monkeypatch.setattr(view, "time", SimpleNamespace(perf_counter=lambda: 4e-5 * next(ticks)))
+    result = view.bench_view(12, 6, "riichi")
+    assert (result["short"]["hands"], result["long"]["hands"]) == (6, 12)
+    assert result["short"]["collection_s"] == result["long"]["collection_s"] == 4e-5
+    assert set(result["ratios_long_vs_short"].values()) == {0.5}
+
+
 def test_bench_view_watches_the_serve_loop_without_and_with_the_game_held(
         tmp_path: Path, view_heap: None, bench_here: Run) -> None:
     """``--stall-seconds S``: the status server's event loop (the viewer's, on a loopback port)
