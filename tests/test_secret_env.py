@@ -483,3 +483,38 @@ def test_secrets_left_out_under_threads_are_still_read() -> None:
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen == {"clean": True, "in_os_environ": False, "name": SECRETS["MJBOT_TENHOU_ID"]}
+
+
+_SERVE = """
+import json, os, signal, sys
+from multiprocessing import forkserver
+from adapter.cli import main
+# stopped as a user stops it, once its loop runs (a timer thread would be a thread before it)
+signal.signal(signal.SIGALRM, lambda *_: os.kill(os.getpid(), signal.SIGTERM))
+signal.setitimer(signal.ITIMER_REAL, 3.0)
+code = main(sys.argv[1:])
+server = getattr(forkserver._forkserver, "_forkserver_pid", None)
+raw = open(f"/proc/{server}/environ", "rb").read().decode() if server else ""
+print(json.dumps({"code": code, "server": server,
+                  "server_env": [e.split("=", 1)[0] for e in raw.split(chr(0)) if "=" in e]}))
+"""
+
+
+@pytest.mark.skipif("forkserver" not in __import__("multiprocessing").get_all_start_methods(),
+                    reason="no fork server here")
+def test_serve_starts_its_fork_server_before_its_loop_where_no_session_thinks_yet(
+        tmp_path: Path) -> None:
+    """A serve whose sessions think in no worker at start (rulebased) may be reloaded into
+    one that does (mc): its fork server is started before the loop all the same, without
+    the secrets; started at the reload, under the loop's threads, it held them."""
+    config = tmp_path / "serve.toml"
+    config.write_text('[sessions.a]\nkind = "mjai"\nserver = "127.0.0.1:9"\n'
+                      'policy = "rulebased"\n')
+    done = subprocess.run(own_python("-c", _SERVE, "serve", str(config), "--status",
+                                     "127.0.0.1:0", "--log-dir", str(tmp_path / "logs")),
+                          env={**os.environ, **SECRETS}, capture_output=True, text=True,
+                          timeout=120, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["code"] == 0 and seen["server"], done.stderr
+    assert not set(SECRETS) & set(seen["server_env"])

@@ -69,8 +69,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"{args.config}: {count} session{'' if count == 1 else 's'}, enabled: "
               f"{', '.join(enabled) or 'none'}")
         return 0
-    # the sessions that think in this process (a local one is a process of its own)
-    start_server_for(s.policy for s in config.sessions if s.enabled and s.kind != "local")
+    # the sessions that think in this process (a local one is a process of its own); started
+    # even where none thinks yet: a reload may bring one, under the loop's threads
+    start_server_for((s.policy for s in config.sessions if s.enabled and s.kind != "local"),
+                     always=True)
     try:
         return asyncio.run(serve(config, address, args.log_dir))
     except OSError as exc:  # the status port is taken, the log folder cannot be made

@@ -102,11 +102,13 @@ def start_server(method: str | None = None, warm: list[str] | None = None) -> No
         forkserver.ensure_running()
 
 
-def start_server_for(policies: Iterable[str], method: str | None = None) -> None:
+def start_server_for(policies: Iterable[str], method: str | None = None,
+                     always: bool = False) -> None:
     """:func:`start_server` with the preload of the named policies (a name as ``--policy``
     takes it), for a command that knows them before its event loop; nothing where none
     thinks in a worker (a fast policy answers inline) or one cannot be made (the session
-    reports that itself)."""
+    reports that itself), unless ``always`` (serve: a reload may bring a policy that
+    thinks, and the server started then, under threads, would hold the secrets)."""
     warm: list[str] = []
     for name in dict.fromkeys(policies):
         try:
@@ -115,8 +117,8 @@ def start_server_for(policies: Iterable[str], method: str | None = None) -> None
             continue
         if not getattr(policy, "fast", False):
             warm += [m for m in warm_modules(policy) if m not in warm]
-    if warm:
-        start_server(method, warm)
+    if warm or always:
+        start_server(method, warm or None)
 
 
 def _server_pid() -> int | None:
