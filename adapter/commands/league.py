@@ -283,6 +283,10 @@ class StaleArena(UserInputError):
     def __init__(self, why: str, advice: str) -> None:
         super().__init__(f"{why}; {advice}")
         self.why = why
+        self.advice = advice
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickle would call __init__(the message) alone
+        return type(self), (self.why, self.advice)
 
 
 def _kept_arenas(pairs: list[tuple[str, str]], out: Path | None,
