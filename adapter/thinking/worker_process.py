@@ -118,7 +118,14 @@ def start_server_for(policies: Iterable[str], method: str | None = None,
         if not getattr(policy, "fast", False):
             warm += [m for m in warm_modules(policy) if m not in warm]
     if warm or always:
-        start_server(method, warm or None)
+        try:
+            start_server(method, warm or None)
+        except OSError as exc:  # no temporary folder it can write (a full disk, RLIMIT_FSIZE)
+            # the command goes on: a session that thinks starts its worker at its first
+            # decision (and falls back, counted, if that fails too), as before this start
+            log.warning("thinker: the worker processes' fork server could not be started "
+                        "before the event loop; it is started at the first decision that "
+                        "needs it", error=f"{type(exc).__name__}: {exc}")
 
 
 def _server_pid() -> int | None:
