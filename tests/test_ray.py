@@ -23,6 +23,7 @@ import pytest
 from adapter.local.arena import ArenaConfig, run_arena, summarize
 from adapter.local.ray_selfplay import run_on_workers
 from adapter.local.selfplay import SelfPlayConfig, run_selfplay
+from tests.env_helpers import ENV_SPY
 from tests.in_process import mjbot_here
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'mjbot[ray]')")
@@ -251,18 +252,11 @@ def test_bench_ray_sets_dispatch_against_a_unit(cluster, monkeypatch):
 
 # A driver that starts a local cluster as `mjbot arena --ray local` does: what a worker that
 # runs a unit, and the raylet that started it, have in their environments
-_LOCAL_CLUSTER = """
+_LOCAL_CLUSTER = ENV_SPY + """
 import json, os, threading, ray
 from adapter import secret_env
 from adapter.local.ray_pool import connect
 
-changes = []
-for name in ("putenv", "unsetenv"):
-    real = getattr(os, name)
-    def spy(*args, real=real, name=name):
-        changes.append((name, os.fsdecode(args[0]), threading.active_count()))
-        return real(*args)
-    setattr(os, name, spy)
 
 def environ_of(pid):
     raw = open(f"/proc/{pid}/environ", "rb").read().decode()

@@ -23,6 +23,7 @@ from adapter.own_python import own_python
 from adapter.serve.config import loads
 from adapter.serve.supervisor import Supervisor
 from adapter.serve.wholeread import ChildReader
+from tests.env_helpers import ENV_SPY
 from tests.serve_helpers import until
 from tests.test_external_seats import BOTZONE_ONESHOT_SIMPLE
 from tests.test_serve_sessions import practice_pids
@@ -335,19 +336,12 @@ def test_git_asked_for_the_build_version_gets_no_secret(tmp_path: Path,
 
 # Commands that think start the fork server before their loop; then a session with threads
 # running starts workers: every change of the C environment, and the threads running then
-_UNDER_THREADS = """
+_UNDER_THREADS = ENV_SPY + """
 import asyncio, json, os, sys, threading
 from adapter.thinking import worker_process
 from adapter.thinking.worker_process import PolicyWorker
 from brain.policies import get_policy
 
-changes = []
-for name in ("putenv", "unsetenv"):
-    real = getattr(os, name)  # what os.environ's changes call
-    def spy(*args, real=real, name=name):
-        changes.append((name, os.fsdecode(args[0]), threading.active_count()))
-        return real(*args)
-    setattr(os, name, spy)
 
 if hasattr(worker_process, "start_server"):
     worker_process.start_server()
@@ -389,16 +383,9 @@ def test_the_environment_never_changes_once_a_second_thread_runs() -> None:
         assert not set(SECRETS) & set(worker)
 
 
-_COMMAND = """
+_COMMAND = ENV_SPY + """
 import json, os, sys, threading
 from multiprocessing import forkserver
-changes = []
-for name in ("putenv", "unsetenv"):
-    real = getattr(os, name)
-    def spy(*args, real=real, name=name):
-        changes.append((name, os.fsdecode(args[0]), threading.active_count()))
-        return real(*args)
-    setattr(os, name, spy)
 from adapter.cli import main
 code = main(sys.argv[1:])
 pid = forkserver._forkserver._forkserver_pid
