@@ -21,7 +21,7 @@ import venv
 from pathlib import Path
 from typing import Any
 
-from adapter.bench.botzone import _history, keep_running_match
+from adapter.bench.botzone import _history, keep_running_match, simple_input
 from adapter.bench.common import add_bench, report
 from adapter.commands import UserInputError, at_least, require_policy
 from adapter.platforms.botzone_bundle import build_botzone_bundle, check_bundle_policy
@@ -55,13 +55,7 @@ def late_turn(seed: int) -> str:
     local judge: the longest history a one-shot turn that decides a discard reads."""
     requests, responses = _history(keep_running_match(seed, matches=1)["log"], "0")
     draws = [i for i, r in enumerate(requests) if r.startswith("2 ")]
-    n = (draws[-1] if draws else len(requests) - 1) + 1
-    lines = [str(n)]
-    for i in range(n):
-        lines.append(requests[i])
-        if i < n - 1:
-            lines.append(responses[i])
-    return "\n".join([*lines, "", ""]) + "\n"
+    return simple_input(requests, responses, (draws[-1] if draws else len(requests) - 1) + 1)
 
 
 def _cpu_wall(command: list[str], text: str) -> tuple[float, float]:

@@ -87,14 +87,20 @@ def _history(log: dict[str, Any], seat: str) -> tuple[list[str], list[str]]:
     return requests, responses
 
 
-def _one_shot_seconds(requests: list[str], responses: list[str], n: int, repeats: int,
-                      command: tuple[str, ...] = COMMAND, policy: str = "rulebased") -> float:
+def simple_input(requests: list[str], responses: list[str], n: int) -> str:
+    """The simple-interaction input of turn ``n``: its first ``n`` requests, each earlier one
+    with our response, and empty data and globaldata."""
     lines = [str(n)]
     for i in range(n):
         lines.append(requests[i])
         if i < n - 1:
             lines.append(responses[i])
-    text = "\n".join([*lines, "", ""]) + "\n"
+    return "\n".join([*lines, "", ""]) + "\n"
+
+
+def _one_shot_seconds(requests: list[str], responses: list[str], n: int, repeats: int,
+                      command: tuple[str, ...] = COMMAND, policy: str = "rulebased") -> float:
+    text = simple_input(requests, responses, n)
     times = []
     for _ in range(repeats):
         start = time.perf_counter()

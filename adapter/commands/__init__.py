@@ -220,18 +220,20 @@ def require_distinct_datasets(data: list[str], holdout: list[str]) -> None:
     _require_distinct_contents(data, holdout)
 
 
-def _dataset_identity(folder: str) -> tuple[set[str], tuple[str, int] | None]:
-    """A dataset's shards by SHA-256, and its variant and self-play seed (its walls; None for
-    an import); nothing for a folder whose manifest does not read (the training's own reading
-    says why)."""
+def _dataset_identity(folder: str) -> tuple[set[str], tuple[str, int] | None, object]:
+    """A dataset's shards by SHA-256, its variant and self-play seed (its walls; None for an
+    import), and its manifest's source; nothing for a folder whose manifest does not read
+    (the training's own reading says why), its source where that much reads."""
+    source: object = None
     try:
         manifest = json.loads((Path(folder) / "manifest.json").read_text())
+        source = manifest.get("source")
         shards = {str(s["sha256"]) for s in manifest.get("shards", []) if s.get("sha256")}
-        seed = manifest["config"]["seed"] if manifest.get("source") == "selfplay" else None
+        seed = manifest["config"]["seed"] if source == "selfplay" else None
         walls = (str(manifest.get("variant")), seed) if isinstance(seed, int) else None
-        return shards, walls
+        return shards, walls, source
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return set(), None
+        return set(), None, source
 
 
 def _require_distinct_contents(data: list[str], holdout: list[str]) -> None:
@@ -258,7 +260,7 @@ def _require_distinct_contents(data: list[str], holdout: list[str]) -> None:
                     f"--holdout {h} was dealt the walls of --data {d} ({walls[0]} self-play "
                     f"seed {walls[1]} both): the held-out figures would be read on the deals "
                     "trained on; play the held-out set on another --seed")
-    deals = _imported_deals([*data, *holdout])
+    deals = _imported_deals({d: ids[d][2] for d in ids})
     for i, a in enumerate(data):
         for b in data[i + 1:]:
             if both := len(deals[a] & deals[b]):
@@ -274,22 +276,16 @@ def _require_distinct_contents(data: list[str], holdout: list[str]) -> None:
                     "on hands trained on; hold out records not imported into --data")
 
 
-def _imported_deals(folders: list[str]) -> dict[str, set[bytes]]:
+def _imported_deals(sources: dict[str, object]) -> dict[str, set[bytes]]:
     """Each imported dataset's hands, each by its deal (every seat's tiles and the dora at
     the hand's first decision): records carry no seed, and the same records imported into
     two folders (a subset, or in another order) share no shard. Nothing for a self-play
     dataset (its seed says its walls) or a folder that does not read (the training says
-    why); the shards are read only where two imports are named."""
-    sources = {d: _manifest_source(d) for d in folders}
+    why); the shards are read only where two imports are named. ``sources``: each folder's
+    manifest source, as :func:`_dataset_identity` read it."""
     two = sum(1 for s in sources.values() if s == "import") > 1
-    return {d: _deals(d) if two and sources[d] == "import" else set() for d in folders}
-
-
-def _manifest_source(folder: str) -> object:
-    try:
-        return json.loads((Path(folder) / "manifest.json").read_text()).get("source")
-    except (OSError, ValueError, AttributeError):
-        return None
+    return {d: _deals(d) if two and source == "import" else set()
+            for d, source in sources.items()}
 
 
 def _deals(folder: str) -> set[bytes]:
