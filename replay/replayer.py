@@ -861,6 +861,14 @@ def unfinished_why(hand: dict[str, Any], last: bool) -> str:
     return "no result in the log, which goes on with the next hand"
 
 
+def fallback_text(fallback: dict[str, Any]) -> str:
+    """A fallback as `mjbot replay` words it: ``late: mc missed its budget``, the reason alone
+    where the log recorded no kind, or where the reason starts with it (an outside program's:
+    ``illegal: discard C ...``)."""
+    why, kind = str(fallback["why"]), fallback.get("kind")
+    return (f"{kind}: " if kind and not why.startswith(f"{kind}:") else "") + why
+
+
 def format_summary(summary: dict[str, Any]) -> str:
     lines = [f"{summary['path']}  [{summary['source']}, {summary['variant']}] "
              f"seat {summary['seat']}  {' / '.join(n or '-' for n in summary['names'])}"]
@@ -915,10 +923,7 @@ def format_summary(summary: dict[str, Any]) -> str:
             lines.append(f"    time    {h['decisions']} decisions, median "
                          f"{h['time_median_ms']} ms, max {h['time_max_ms']} ms")
         for f in h["fallbacks"]:
-            # an outside program's reason starts with its kind already ("illegal: ...")
-            kind = f"{f['kind']}: " if f.get("kind") and \
-                not f["why"].startswith(f"{f['kind']}:") else ""
-            lines.append(f"    FALLBACK {f['action']} ({kind}{f['why']})")
+            lines.append(f"    FALLBACK {f['action']} ({fallback_text(f)})")
     if summary["final_scores"] is not None:
         lines.append(f"final scores {summary['final_scores']}")
     if summary.get("unfinished"):
