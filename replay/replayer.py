@@ -943,27 +943,16 @@ def walk(replay: Replay) -> Iterator[tuple[Decision, TableState]]:
     (:func:`damaged_hand`) and its hand left the same way: `mjbot review` of such a log was
     a traceback."""
     noted = {d["hand"] for d in replay.damaged}
-    state = TableState(replay.variant, replay.seat)
-    applied = hand = 0
-    broken = False
+    table = TableWalk(replay)
+
+    def refused(index: int, why: str) -> None:
+        if table.hand not in noted:
+            damaged_hand(replay, index, why)
+            noted.add(table.hand)
+
     for d in replay.decisions:
-        while applied < d.index:
-            e = replay.events[applied]
-            applied += 1
-            if isinstance(e, ev.RoundStarted):
-                hand += 1
-            if broken and not isinstance(e, ev.RoundStarted | ev.GameStarted):
-                continue
-            try:
-                state.apply(e)
-                broken = False
-            except DAMAGED as exc:
-                if hand not in noted:
-                    damaged_hand(replay, applied - 1, damage_reason(exc))
-                    noted.add(hand)
-                broken = True
-        if not broken:
-            yield d, state
+        if table.to(d.index, refused):
+            yield d, table.state
 
 
 class TableWalk:
@@ -977,6 +966,7 @@ class TableWalk:
         self.state = TableState(replay.variant, replay.seat)
         self.applied = 0  # events the table has taken
         self.broken = False  # the hand in walk failed: its events skipped up to the next start
+        self.hand = 0  # hands begun among those events (damage_at's count)
 
     def to(self, index: int, refused: Callable[[int, str], object] | None = None) -> bool:
         """The table as it stands before event ``index``; whether it follows the hand (False:
@@ -985,6 +975,8 @@ class TableWalk:
         while self.applied < index:
             event = self.events[self.applied]
             self.applied += 1
+            if isinstance(event, ev.RoundStarted):
+                self.hand += 1
             if self.broken and not isinstance(event, ev.RoundStarted | ev.GameStarted):
                 continue
             try:
