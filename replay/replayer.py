@@ -1216,10 +1216,11 @@ def _reparse_match(replay: Replay) -> dict[str, Any]:
     events: Counter[str] = Counter()
     errors: list[str] = []
     for f in replay.log.frames:
-        raw = f.raw.decode(errors="replace") if isinstance(getattr(f, "raw", None), bytes) \
-            else getattr(f, "raw", "")
+        if not isinstance(f, TxFrame):
+            continue
+        raw = f.raw.decode(errors="replace") if isinstance(f.raw, bytes) else f.raw
         client, sep, line = raw.partition("> ")
-        if not isinstance(f, TxFrame) or not sep or not client.isdigit():
+        if not sep or not client.isdigit():
             continue
         codec = codecs.setdefault(client, _NtpuLines(replay.log.header))
         lines[client] += 1
