@@ -861,6 +861,14 @@ def unfinished_why(hand: dict[str, Any], last: bool) -> str:
     return "no result in the log, which goes on with the next hand"
 
 
+def fallback_text(fallback: dict[str, Any]) -> str:
+    """A fallback as `mjbot replay` words it: ``late: mc missed its budget``, the reason alone
+    where the log recorded no kind, or where the reason starts with it (an outside program's:
+    ``illegal: discard C ...``)."""
+    why, kind = str(fallback["why"]), fallback.get("kind")
+    return (f"{kind}: " if kind and not why.startswith(f"{kind}:") else "") + why
+
+
 def format_summary(summary: dict[str, Any]) -> str:
     lines = [f"{summary['path']}  [{summary['source']}, {summary['variant']}] "
              f"seat {summary['seat']}  {' / '.join(n or '-' for n in summary['names'])}"]
@@ -915,10 +923,7 @@ def format_summary(summary: dict[str, Any]) -> str:
             lines.append(f"    time    {h['decisions']} decisions, median "
                          f"{h['time_median_ms']} ms, max {h['time_max_ms']} ms")
         for f in h["fallbacks"]:
-            # an outside program's reason starts with its kind already ("illegal: ...")
-            kind = f"{f['kind']}: " if f.get("kind") and \
-                not f["why"].startswith(f"{f['kind']}:") else ""
-            lines.append(f"    FALLBACK {f['action']} ({kind}{f['why']})")
+            lines.append(f"    FALLBACK {f['action']} ({fallback_text(f)})")
     if summary["final_scores"] is not None:
         lines.append(f"final scores {summary['final_scores']}")
     if summary.get("unfinished"):
@@ -938,27 +943,16 @@ def walk(replay: Replay) -> Iterator[tuple[Decision, TableState]]:
     (:func:`damaged_hand`) and its hand left the same way: `mjbot review` of such a log was
     a traceback."""
     noted = {d["hand"] for d in replay.damaged}
-    state = TableState(replay.variant, replay.seat)
-    applied = hand = 0
-    broken = False
+    table = TableWalk(replay)
+
+    def refused(index: int, why: str) -> None:
+        if table.hand not in noted:
+            damaged_hand(replay, index, why)
+            noted.add(table.hand)
+
     for d in replay.decisions:
-        while applied < d.index:
-            e = replay.events[applied]
-            applied += 1
-            if isinstance(e, ev.RoundStarted):
-                hand += 1
-            if broken and not isinstance(e, ev.RoundStarted | ev.GameStarted):
-                continue
-            try:
-                state.apply(e)
-                broken = False
-            except DAMAGED as exc:
-                if hand not in noted:
-                    damaged_hand(replay, applied - 1, damage_reason(exc))
-                    noted.add(hand)
-                broken = True
-        if not broken:
-            yield d, state
+        if table.to(d.index, refused):
+            yield d, table.state
 
 
 class TableWalk:
@@ -972,6 +966,7 @@ class TableWalk:
         self.state = TableState(replay.variant, replay.seat)
         self.applied = 0  # events the table has taken
         self.broken = False  # the hand in walk failed: its events skipped up to the next start
+        self.hand = 0  # hands begun among those events (damage_at's count)
 
     def to(self, index: int, refused: Callable[[int, str], object] | None = None) -> bool:
         """The table as it stands before event ``index``; whether it follows the hand (False:
@@ -980,6 +975,8 @@ class TableWalk:
         while self.applied < index:
             event = self.events[self.applied]
             self.applied += 1
+            if isinstance(event, ev.RoundStarted):
+                self.hand += 1
             if self.broken and not isinstance(event, ev.RoundStarted | ev.GameStarted):
                 continue
             try:
@@ -1219,10 +1216,11 @@ def _reparse_match(replay: Replay) -> dict[str, Any]:
     events: Counter[str] = Counter()
     errors: list[str] = []
     for f in replay.log.frames:
-        raw = f.raw.decode(errors="replace") if isinstance(getattr(f, "raw", None), bytes) \
-            else getattr(f, "raw", "")
+        if not isinstance(f, TxFrame):
+            continue
+        raw = f.raw.decode(errors="replace") if isinstance(f.raw, bytes) else f.raw
         client, sep, line = raw.partition("> ")
-        if not isinstance(f, TxFrame) or not sep or not client.isdigit():
+        if not sep or not client.isdigit():
             continue
         codec = codecs.setdefault(client, _NtpuLines(replay.log.header))
         lines[client] += 1

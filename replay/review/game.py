@@ -26,6 +26,7 @@ from replay.replayer import (
     Replay,
     action_text,
     damage_note,
+    fallback_text,
     step_pass,
     unfinished_game,
     walk,
@@ -217,14 +218,6 @@ def _summary(replay: Replay, evaluator: Evaluator, rows: list[ReviewRow],
 def kind_text(row: dict[str, Any]) -> str:
     """The decision's kind, with the tile a claim is on ("claim on 4p from seat 3")."""
     return str(row["kind"]) + (f" on {row['offered']}" if row.get("offered") else "")
-
-
-def fallback_text(fallback: dict[str, Any]) -> str:
-    """A fallback as `mjbot replay` words it: ``late: mc missed its budget``, the reason alone
-    where the log recorded no kind, or where the reason starts with it (an outside program's:
-    ``illegal: discard C ...``)."""
-    why, kind = str(fallback["why"]), fallback.get("kind")
-    return (f"{kind}: " if kind and not why.startswith(f"{kind}:") else "") + why
 
 
 def or_na(value: Any) -> str:

@@ -6,7 +6,8 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from replay.review.game import fallback_text, kind_text, or_na
+from replay.replayer import fallback_text
+from replay.review.game import kind_text, or_na
 
 _STYLE = """body{font-family:sans-serif;margin:1.5em;max-width:70em}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 6px;
