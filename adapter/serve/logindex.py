@@ -166,8 +166,7 @@ class LogIndex:
         the file is gone."""
         with self._lock:
             known = self._entries.get(path)
-            if known is not None and (known.mtime_ns, known.size, known.stamp) == (
-                    st.st_mtime_ns, st.st_size, stamp(st)):
+            if known is not None and _version(known) == _version_of(st):
                 self.counts.hits += 1
                 return known
         summary = self._read(path, st)

@@ -161,7 +161,11 @@ class SessionHandle:
     def carry_counts(self, previous: SessionHandle) -> None:
         """Go on from the counts of the handle this one replaces (a session a reload changed
         or retried), as /metrics does: they began again at 0, so /health, the dashboard and
-        serve's closing line said a session that had played games had played none."""
+        serve's closing line said a session that had played games had played none; and
+        what the dashboard shows of its history (results, points, the last failure)."""
+        self.results, self.points = previous.results, previous.points
+        self.total_points = previous.total_points
+        self.last_failure = previous.last_failure
         self.runs, self.restarts = previous.runs, previous.restarts
         self.failures = previous.failures
         self.games_played, self.hands_played = previous.games_played, previous.hands_played
@@ -476,9 +480,6 @@ class Supervisor:
         for name, handle in fresh.items():
             previous = self.handles.get(name)
             if previous is not None:  # keep what the dashboard shows of its history
-                handle.results, handle.points = previous.results, previous.points
-                handle.total_points = previous.total_points
-                handle.last_failure = previous.last_failure
                 handle.carry_counts(previous)
                 if previous.spec.option("seed", 0) == handle.spec.option("seed", 0):
                     handle.next_game = previous.next_game  # the same sequence goes on

@@ -102,8 +102,7 @@ def start_server(method: str | None = None, warm: list[str] | None = None) -> No
         forkserver.ensure_running()
 
 
-def start_server_for(policies: Iterable[str], method: str | None = None,
-                     always: bool = False) -> None:
+def start_server_for(policies: Iterable[str], always: bool = False) -> None:
     """:func:`start_server` with the preload of the named policies (a name as ``--policy``
     takes it), for a command that knows them before its event loop; nothing where none
     thinks in a worker (a fast policy answers inline) or one cannot be made (the session
@@ -119,7 +118,7 @@ def start_server_for(policies: Iterable[str], method: str | None = None,
             warm += [m for m in warm_modules(policy) if m not in warm]
     if warm or always:
         try:
-            start_server(method, warm or None)
+            start_server(warm=warm or None)
         except OSError as exc:  # no temporary folder it can write (a full disk, RLIMIT_FSIZE)
             # the command goes on: a session that thinks starts its worker at its first
             # decision (and falls back, counted, if that fails too), as before this start
