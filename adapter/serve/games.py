@@ -40,7 +40,7 @@ from typing import Any, TypeGuard
 
 import msgpack
 
-from adapter.serve.logindex import NEVER, Cancel, Cancelled, LogIndex, Summary
+from adapter.serve.logindex import NEVER, Cancel, Cancelled, LogIndex, Summary, reader_died
 from adapter.serve.wholeread import read_here
 from replay import formats, logzip
 from replay.gcpause import collector_paused
@@ -440,13 +440,17 @@ class GameIndex:
         """A finished log read whole is marked ``damaged`` (where and why the read stops)
         where a frame before its footer is damaged: the list reads only the footer, which
         said the game had ended as any other, and the game opened cut. One not read whole
-        yet is asked for (1 is returned): the viewer reads it when idle (read_whole)."""
+        yet is asked for (1 is returned): the viewer reads it when idle (read_whole). One
+        whose reading process died on it is ``unchecked``, with why: not known damaged, nor
+        sound."""
         if not (summary.readable and entry.get("finished")):
             return 0  # (one still being written, or cut: no footer to mislead)
         if summary.cut is None:
             self.logs.ask_whole(path, st, summary)
             return 1
-        if summary.cut:
+        if reader_died(summary.cut):
+            entry["unchecked"] = summary.cut
+        elif summary.cut:
             entry["damaged"] = summary.cut
         return 0
 

@@ -19,6 +19,7 @@ Once a log was read whole (its game page built, or the viewer's idle read of a f
 page listed: viewer.py's _read_listed) the index keeps where that read stops, for that version:
 a frame damaged before the footer, which the footer alone cannot tell. A header the log
 reader refuses (replay.log.header_refusal) makes the log unreadable here as it is there.
+A log whose reading process died on it (READER_DIED) is kept as read, that verdict its cut.
 
 A scan is given a :class:`Cancel`; it asks it before each file it reads and stops with
 :class:`Cancelled` once set (the viewer sets it when the request's client went away).
@@ -40,6 +41,10 @@ import msgpack
 from replay import logzip
 from replay.log import header_refusal
 
+# a whole read's verdict where the reading process died on the log twice, each a fresh child
+# (viewer.py's _read_listed): kept as the version's cut, so that the log is not read again at
+# each page that shows it, and listed as what it is (``unchecked``), not as damaged
+READER_DIED = "could not be read: the reader died"
 MAX_ENTRIES = 200_000  # about 500 bytes each, path included (mjbot bench games)
 MAX_UNCHECKED = 1000  # listed logs waiting to be read whole (the oldest asked dropped past it)
 HEADER_BUFFER = 1 << 20  # the most a header frame may take
@@ -106,7 +111,7 @@ class Summary:
     result: dict[str, Any] | None = None
     # the whole log read (a game page built, or the list's check when the viewer is idle):
     # "" where it reads to its end, else where and why it stops (the outline's note); None:
-    # not read whole yet
+    # not read whole yet; READER_DIED...: the reading process died on it (:func:`reader_died`)
     cut: str | None = None
 
     def fields(self) -> dict[str, Any]:
@@ -307,6 +312,11 @@ class LogIndex:
             del self._entries[path]
         self._floor = by_age[cut - 1][1].mtime_ns + 1
         self.counts.dropped += cut
+
+
+def reader_died(cut: str | None) -> bool:
+    """Whether a whole read's verdict is that its reading process died (no word on damage)."""
+    return cut is not None and cut.startswith(READER_DIED)
 
 
 def _finite(value: Any) -> Any:

@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import functools
 import gzip
+import os
 import urllib.parse
 from collections import OrderedDict
 from collections.abc import Callable, Coroutine, Generator, Hashable, Iterator
@@ -40,7 +41,7 @@ from adapter.serve.games import (
     GameNotFound,
     whole_number,
 )
-from adapter.serve.logindex import Cancel, Cancelled
+from adapter.serve.logindex import READER_DIED, Cancel, Cancelled, Summary
 from adapter.serve.viewcache import (
     IDLE_POLL,
     Abandoned,
@@ -52,7 +53,7 @@ from adapter.serve.viewcache import (
     file_key,
     gzipped_json,
 )
-from adapter.serve.wholeread import ChildGone, ChildReader
+from adapter.serve.wholeread import ChildDied, ChildGone, ChildReader
 
 log = structlog.get_logger("mjbot.serve")
 UNREADABLE = ("cannot show this file: it is not a complete game log in a format the viewer "
@@ -263,29 +264,50 @@ async def _read_listed(index: GameIndex, cache: BuildCache, listed: asyncio.Even
         await listed.wait()
         listed.clear()
         while (item := index.logs.next_unread()) is not None:
-            path, st, summary = item
-            try:
-                await cache.run_idle(functools.partial(index.read_whole, path, st,
-                                                       reader.read))
-            except (GaveWay, Busy, OverShare):
-                index.logs.ask_whole(path, st, summary)  # again, once the viewer is idle
-                # (refused at once where no run may wait, max_waiting 0: not a loop that
-                # never lets the event loop run)
-                await asyncio.sleep(IDLE_POLL)
-            except Stopping:
-                return
-            except ChildGone as exc:  # no verdict on the log: not marked (a child that
-                # cannot start would have marked every listed log damaged); the rest wait
-                # for the next page, not a child started and lost for each
-                log.warning("viewer: the process that reads listed logs whole ended; they "
-                            "are left unread", path=path, error=str(exc)[:200])
-                index.logs.ask_whole(path, st, summary)
+            if not await _read_one(index, cache, reader, *item):
                 break
-            except Exception as exc:  # a read that fails so is not tried again
-                log.warning("viewer: cannot read a listed log whole", path=path,
-                            error=f"{type(exc).__name__}: {str(exc)[:200]}")
-                index.logs.read_whole(path, st, f"the log cannot be read whole "
-                                                f"({type(exc).__name__})")
+
+
+async def _read_one(index: GameIndex, cache: BuildCache, reader: ChildReader, path: str,
+                    st: os.stat_result, summary: Summary) -> bool:
+    """One listed log read whole (:func:`_read_listed`); False: the pass stops (the server
+    stops, or the reading process cannot go on) until the next page. A child killed by a
+    signal on the log is replaced by a fresh one once (a stray kill says nothing of the
+    log); a log that kills that one too (a crash, a memory limit) is kept as READER_DIED for
+    its version: without it the log was read again, a child started and killed, at every
+    page that showed it."""
+    for fresh in (False, True):
+        try:
+            await cache.run_idle(functools.partial(index.read_whole, path, st, reader.read))
+        except (GaveWay, Busy, OverShare):
+            index.logs.ask_whole(path, st, summary)  # again, once the viewer is idle
+            # (refused at once where no run may wait, max_waiting 0: not a loop that
+            # never lets the event loop run)
+            await asyncio.sleep(IDLE_POLL)
+        except Stopping:
+            return False
+        except ChildDied as exc:
+            if not fresh:
+                log.warning("viewer: the process that reads listed logs whole died on a "
+                            "log; a fresh one tries it once more", path=path, error=str(exc))
+                continue
+            log.warning("viewer: the process that reads listed logs whole died on a log "
+                        "twice; it is listed as not read whole", path=path, error=str(exc))
+            index.logs.read_whole(path, st, f"{READER_DIED} ({exc.how})")
+        except ChildGone as exc:  # no verdict on the log: not marked (a child that
+            # cannot start would have marked every listed log damaged); the rest wait
+            # for the next page, not a child started and lost for each
+            log.warning("viewer: the process that reads listed logs whole ended; they "
+                        "are left unread", path=path, error=str(exc)[:200])
+            index.logs.ask_whole(path, st, summary)
+            return False
+        except Exception as exc:  # a read that fails so is not tried again
+            log.warning("viewer: cannot read a listed log whole", path=path,
+                        error=f"{type(exc).__name__}: {str(exc)[:200]}")
+            index.logs.read_whole(path, st, f"the log cannot be read whole "
+                                            f"({type(exc).__name__})")
+        return True
+    return True
 
 
 Route = Callable[[web.Request], Coroutine[Any, Any, web.StreamResponse]]

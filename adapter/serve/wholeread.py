@@ -35,6 +35,7 @@ from adapter.own_python import own_env, own_python
 NICE = 19  # the child's niceness added (the kernel caps it at 19: the lowest priority)
 POLL = 0.05  # seconds between two looks at the give-up check while the child reads
 ERROR_CHARS = 200
+END_WAIT = 1.0  # seconds a child whose answer ended is given to end, its status read
 
 
 class ReadFailed(Exception):
@@ -44,6 +45,20 @@ class ReadFailed(Exception):
 class ChildGone(Exception):
     """The child ended (or answered no JSON) before it answered, or could not be started: no
     verdict on the log."""
+
+
+class ChildDied(ChildGone):
+    """The child was killed by a signal while it read the log (a crash, the kernel's
+    out-of-memory kill under a memory limit): the log's doing where a fresh child dies on it
+    too (the viewer's _read_listed), a stray kill's where not."""
+
+    def __init__(self, signal_number: int) -> None:
+        try:
+            name = signal.Signals(signal_number).name
+        except ValueError:
+            name = f"signal {signal_number}"
+        super().__init__(f"the reading process died on the log (killed by {name})")
+        self.how = f"killed by {name}"
 
 
 def read_here(path: str) -> str:
@@ -97,7 +112,11 @@ class ChildReader:
                 self._kill()  # given up (or its pipe broke): a fresh child for the next
                 raise
             if not line:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    child.wait(END_WAIT)  # its own end's status, not that of our kill
                 self._kill()
+                if child.returncode is not None and child.returncode < 0:
+                    raise ChildDied(-child.returncode)
                 raise ChildGone(f"the reading process ended (exit {child.returncode})")
             try:
                 answer = json.loads(line)

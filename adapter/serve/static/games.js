@@ -14,8 +14,9 @@ const ORDINAL = ["", "1st", "2nd", "3rd", "4th"];
 function result(g) {
   if (!g.own) return "";
   if (g.unreadable) return "damaged: the viewer cannot open it";
-  // a frame damaged before the footer: the game opens cut there (the server read it whole)
-  return outcome(g) + (g.damaged ? " · damaged" : "");
+  // a frame damaged before the footer: the game opens cut there (the server read it whole);
+  // unchecked: the server's reading process died on it (no word on damage either way)
+  return outcome(g) + (g.damaged ? " · damaged" : g.unchecked ? " · not checked" : "");
 }
 
 function outcome(g) {
@@ -54,7 +55,8 @@ function row(g) {
     el("td", { text: source }), el("td", { text: g.variant || "" }), playersCell(g),
     el("td", { class: "our-seat", text: seat(g) }),
     el("td", { class: "result-cell" + (g.our_rank === 1 ? " first" : "") +
-      (g.damaged || (g.own && g.unreadable) ? " damaged" : ""), title: g.damaged || null, text: result(g) }),
+      (g.damaged || (g.own && g.unreadable) ? " damaged" : ""), title: g.damaged || g.unchecked || null,
+      text: result(g) }),
     el("td", { text: Math.ceil(g.size / 1024) + " KB" }));
 }
 

@@ -1,0 +1,134 @@
+"""The replay viewer's leftovers (viewer6): a log that kills the list's reading process, through
+a real server on loopback with real logs."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import aiohttp
+import pytest
+from yarl import URL
+
+from adapter.own_python import own_python
+from adapter.serve.status import StatusServer
+from adapter.serve.viewcache import IDLE_POLL
+from adapter.serve.viewer import VIEW_CACHE, VIEW_READER
+from tests.cdp import Chromium, find_chromium
+from tests.serve_helpers import until
+from tests.viewer_fixtures import platform_game
+
+CHROMIUM = find_chromium()
+posix_only = pytest.mark.skipif(os.name != "posix", reason="the child reads on POSIX only")
+
+# The real reading process (wholeread.serve, the real reader) that the kernel kills as it is
+# handed a log named "killer" (as its out-of-memory kill under a memory limit, or a crash, ends
+# it mid-read): always, or (given a marker file) only the first time, a stray kill.
+KILLED_ON = """
+import os, signal, sys
+from adapter.serve import wholeread
+
+def lines():
+    for line in sys.stdin.buffer:
+        if b"killer" in line and (sys.argv[1] == "-" or not os.path.exists(sys.argv[1])):
+            if sys.argv[1] != "-":
+                open(sys.argv[1], "w").close()
+            os.kill(os.getpid(), signal.SIGKILL)
+        yield line
+
+wholeread.serve(lines(), sys.stdout.buffer)
+"""
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    root = tmp_path / "logs"
+    platform_game(root / "sound.mjlog.msgpack")
+    platform_game(root / "killer.mjlog.msgpack")
+    return root
+
+
+async def _page(session: aiohttp.ClientSession, url: URL) -> dict[str, object]:
+    async with session.get(url.with_path("/api/games")) as response:
+        assert response.status == 200
+        page: dict[str, object] = await response.json()
+        return page
+
+
+@posix_only
+async def test_a_log_that_kills_the_reader_is_listed_so_and_not_read_again(
+        root: Path, tmp_path: Path) -> None:
+    """A log whose whole read killed the reading process (a crash, a memory limit) was left
+    unread: each page that showed it started a child and read it again, to die again. A fresh
+    child tries it once more; one that dies too leaves the log kept, for this version, as
+    "could not be read: the reader died", listed so (``unchecked``, not ``damaged``), and
+    the next pages start no child for it. The game list in Chromium says so in the row."""
+    server = StatusServer(roots=[str(root)])
+    url = URL(await server.start("127.0.0.1", 0))
+    assert server.runner is not None
+    reader, cache = server.runner.app[VIEW_READER], server.runner.app[VIEW_CACHE]
+    reader.command = own_python("-c", KILLED_ON, "-")
+    index = server.index
+    try:
+        async with aiohttp.ClientSession() as session:
+            assert (await _page(session, url))["unread"] == 2
+            await until(lambda: index.logs.counts.read_whole == 2 and not cache.building)
+            started = reader.started
+            assert started == 3  # the sound log's child, killed; a fresh one, killed; a third
+            for _ in range(3):
+                page = await _page(session, url)
+                await asyncio.sleep(3 * IDLE_POLL)
+            assert reader.started == started and index.logs.counts.read_whole == 2
+        games = {g["name"]: g for g in page["games"]}  # type: ignore[attr-defined]
+        assert page["unread"] == 0
+        killer, sound = games["killer.mjlog.msgpack"], games["sound.mjlog.msgpack"]
+        assert killer["unchecked"] == "could not be read: the reader died (killed by SIGKILL)"
+        assert "damaged" not in killer and "unchecked" not in sound and "damaged" not in sound
+        if CHROMIUM is not None:
+            cell = await asyncio.to_thread(_result_cell, str(url), tmp_path)
+            assert cell == ["1st · 31000 · not checked",
+                            "could not be read: the reader died (killed by SIGKILL)"], cell
+    finally:
+        await server.stop()
+
+
+def _result_cell(url: str, tmp_path: Path) -> list[str]:
+    """The killer log's result cell in the game list, as Chromium shows it: text, title."""
+    assert CHROMIUM is not None
+    chromium = Chromium(CHROMIUM, tmp_path / "profile")
+    try:
+        b = chromium.page()
+        b.navigate(f"{url.rstrip('/')}/games")
+        row = ("[...document.querySelectorAll('#games tr')].find(r => "
+               "r.textContent.includes('killer.mjlog.msgpack'))")
+        b.wait_for(f"!!({row} && {row}.querySelector('.result-cell'))")
+        cell: list[str] = b.evaluate(f"(c => [c.textContent, c.title])"
+                                     f"({row}.querySelector('.result-cell'))")
+        assert not b.console_errors()
+        b.close()
+        return cell
+    finally:
+        chromium.close()
+
+
+@posix_only
+async def test_a_reader_killed_once_is_no_verdict_on_the_log(root: Path, tmp_path: Path) -> None:
+    """A reading process killed once while it read a log (a stray kill) says nothing of the
+    log: the fresh child reads it, and it is listed as sound."""
+    server = StatusServer(roots=[str(root)])
+    url = URL(await server.start("127.0.0.1", 0))
+    assert server.runner is not None
+    reader, cache = server.runner.app[VIEW_READER], server.runner.app[VIEW_CACHE]
+    reader.command = own_python("-c", KILLED_ON, str(tmp_path / "killed-once"))
+    index = server.index
+    try:
+        async with aiohttp.ClientSession() as session:
+            assert (await _page(session, url))["unread"] == 2
+            await until(lambda: index.logs.counts.read_whole == 2 and not cache.building)
+            page = await _page(session, url)
+        assert reader.started == 2 and page["unread"] == 0
+        assert not any("unchecked" in g or "damaged" in g
+                       for g in page["games"])  # type: ignore[attr-defined]
+    finally:
+        await server.stop()
