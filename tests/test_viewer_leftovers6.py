@@ -132,3 +132,32 @@ async def test_a_reader_killed_once_is_no_verdict_on_the_log(root: Path, tmp_pat
                        for g in page["games"])  # type: ignore[attr-defined]
     finally:
         await server.stop()
+
+
+def test_a_reload_naming_the_same_log_folder_otherwise_says_nothing(tmp_path: Path) -> None:
+    """`[serve] log_dir` was compared as text on SIGHUP: the folder written another way
+    (``a/`` for ``a``, ``./a``, a symlink to it) was warned of as changed and waiting for a
+    restart, though the games go on into that very folder. The folders they name are
+    compared: only a folder that is another one is warned of (the second reload here)."""
+    import signal
+
+    from tests.serve_helpers import ServeProcess, stop_process
+
+    config = tmp_path / "serve.toml"
+    config.write_text(f"[serve]\nlog_dir = '{tmp_path / 'a'}'\n")
+    (tmp_path / "link").symlink_to(tmp_path / "a", target_is_directory=True)
+    serve = ServeProcess(config, None)
+    try:
+        for n, same in enumerate((f"{tmp_path}/a/", f"{tmp_path}/./a", str(tmp_path / "link"),
+                                  str(tmp_path / "b")), start=1):
+            config.write_text(f"[serve]\nlog_dir = '{same}'\nstop_deadline = {n}\n")
+            serve.signal(signal.SIGHUP)
+            serve.wait_for(lambda _, n=n: sum(e.get("event") == "serve: config reloaded"
+                                              for e in serve.lines) == n)
+        warned = serve.wait_for(lambda e: str(e.get("event")).startswith(
+            "serve: [serve] log_dir changed"))
+        assert warned["config_log_dir"] == str(tmp_path / "b")
+        assert [e["config_log_dir"] for e in serve.lines if str(e.get("event")).startswith(
+            "serve: [serve] log_dir changed")] == [str(tmp_path / "b")]
+    finally:
+        stop_process(serve.proc)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
 import signal
 import sys
 import tempfile
@@ -95,7 +96,8 @@ async def serve(config: ServeConfig, status: tuple[str, int] | None = None,
             if await _reload(supervisor, status) is not None:
                 runs = reload_status(server, runs, supervisor.config.status,
                                      address_given=status is not None)
-                if log_dir is None and supervisor.config.log_dir != supervisor.log_dir:
+                if log_dir is None and not same_folder(supervisor.config.log_dir,
+                                                       supervisor.log_dir):
                     # read at the start only (the sessions' folders, the viewer's root): the
                     # games went on into the old folder after 'config reloaded', unsaid.
                     # Compared with the folder in use, as [status] is with what the server
@@ -128,6 +130,17 @@ def check_log_folder(folder: str) -> None:
     except OSError as exc:
         raise OSError(f"the log folder {folder} cannot be written: "
                       f"{exc.strerror or exc}") from None
+
+
+def same_folder(first: str, second: str) -> bool:
+    """Whether two [serve] log_dir values name one folder (``logs``, ``./logs``, ``logs/``,
+    a symlink to it): compared as text, a reload that wrote the folder another way was
+    warned of as changed, waiting for a restart, though the games went on into it. The
+    same file where both exist (a bind mount too), else the same path once resolved."""
+    try:
+        return os.path.samefile(first, second)
+    except OSError:  # one is not there (yet): a folder to be made at the next start
+        return Path(first).resolve() == Path(second).resolve()
 
 
 # the [status] keys each request reads: a reload sets them on the running status server
