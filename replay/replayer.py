@@ -1247,3 +1247,47 @@ def _noted_as_error(frames: list[Any], n: int) -> bool:
                 and f.event.text.startswith("error:"):
             return True
     return False
+
+
+def export_notes(replay: Replay) -> tuple[list[str], int]:
+    """What a tenhou.net/6 or mjai export of ``replay``'s whole game cannot say itself (neither
+    format has a place for a note), as `mjbot replay --export` says it after ``PATH: `` and
+    the viewer's export in its ``X-Mjbot-Export-Note`` header: what this version skipped,
+    how far a cut game goes, and each hand a seat's table cannot follow (written as
+    recorded); with the number of those hands (the CLI's exit 1). The viewer's export was
+    the CLI's bytes, a 200 and no word, so a cut or damaged game passed for a whole one."""
+    assert replay.record is not None
+    lines = []
+    if replay.log is not None and (newer := replay.log.newer_note()) is not None:
+        lines.append(f"{newer}; the export leaves out what was skipped")
+    partial = _partial_export(replay)
+    if partial:
+        lines.append(f"exported as far as the log goes: {partial}")
+    # a hand whose moves stop fitting a seat's hand (a discard of a tile not held) is written
+    # as recorded, both formats having a place for it: said, as replay says it, of any
+    # seat's (the export writes every seat; replay.damaged is the read seat's only)
+    found = table_damage(replay.record)
+    unfit = [f"hand {d['hand']} ({d['round']}) cannot be followed from event {d['event']} "
+             f"({d['what']}){d.get('at', '')}: {d['why']}; exported as recorded (a damaged or "
+             "edited log)"
+             for d in damages_at(replay.record.events, [found[h] for h in sorted(found)],
+                                 replay.record.lines)]
+    return lines + unfit, len(unfit)
+
+
+def _partial_export(replay: Replay) -> str:
+    """What of the game an export lacks, as replay's notes say it ("" for a whole game): the
+    hands with no result (written so: the one the log ends inside, and any before it whose
+    result a dropped line lost) and why the game did not end."""
+    summary = summarize(replay)
+    last = len(summary["hands"]) - 1  # a hand before it lost its result, as replay says
+    parts = [f"hand {h['round']}-{h['honba']} unfinished ("
+             + unfinished_why(h, at == last).replace("this hand", "it")
+             + "; exported with no result)"
+             for at, h in enumerate(summary["hands"]) if h["unfinished"]]
+    if summary["unfinished"]:
+        parts.append(f"game unfinished: {summary['unfinished']}")
+    cut = replay.record.meta.get("cut") if replay.record is not None else None
+    if cut and not parts:  # an import cut between hands: no hand unfinished to say it by
+        parts.append(f"game unfinished: the file is cut short: {cut}")
+    return "; ".join(parts)

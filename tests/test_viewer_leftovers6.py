@@ -161,3 +161,99 @@ def test_a_reload_naming_the_same_log_folder_otherwise_says_nothing(tmp_path: Pa
             "serve: [serve] log_dir changed")] == [str(tmp_path / "b")]
     finally:
         stop_process(serve.proc)
+
+
+def _damaged_games(folder: Path) -> dict[str, Path]:
+    """The real mjai game, and two copies: seat 0's first discard edited to a tile it does
+    not hold (the CLI's test's), and cut inside its first hand."""
+    from tests.shared_data import MJAI_GAME
+
+    folder.mkdir(parents=True)
+    lines = MJAI_GAME.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines_edited = list(lines)
+    lines_edited[3] = '{"type":"dahai","actor":0,"pai":"9s","tsumogiri":false}\n'
+    games = {"whole": folder / "whole.mjai.jsonl", "edited": folder / "edited.mjai.jsonl",
+             "cut": folder / "cut.mjai.jsonl"}
+    games["whole"].write_text("".join(lines), encoding="utf-8")
+    games["edited"].write_text("".join(lines_edited), encoding="utf-8")
+    games["cut"].write_text("".join(lines[:40]), encoding="utf-8")
+    return games
+
+
+async def test_an_export_of_a_damaged_game_says_what_the_cli_says(tmp_path: Path) -> None:
+    """The viewer's export of a cut or damaged game was the CLI's bytes with a 200 and no
+    word, where `mjbot replay --export` names the hand written as recorded (exit 1) or how
+    far the cut game goes: a damaged game passed for a sound one. The export now carries the
+    CLI's lines in X-Mjbot-Export-Note (a JSON list), the same bytes still; a whole game's
+    none. In Chromium the game page's export link says them on the page as it saves."""
+    import json
+
+    from tests.serve_helpers import mjbot
+
+    games = _damaged_games(tmp_path / "games")
+    notes: dict[str, list[str]] = {}
+    server = StatusServer(roots=[str(tmp_path / "games")])
+    url = URL(await server.start("127.0.0.1", 0))
+    try:
+        async with aiohttp.ClientSession() as session:
+            for name, path in games.items():
+                for fmt in ("mjai", "tenhou6"):
+                    async with session.get(url.with_path(
+                            f"/games/0~{path.name}/export/{fmt}")) as response:
+                        assert response.status == 200
+                        body = await response.read()
+                        note = response.headers.get("X-Mjbot-Export-Note")
+                    cli = await asyncio.to_thread(mjbot, "replay", str(path), "--export", fmt,
+                                                  "-o", str(tmp_path / f"{name}.{fmt}"))
+                    assert cli.returncode == (1 if name == "edited" else 0), cli.stderr
+                    assert body == (tmp_path / f"{name}.{fmt}").read_bytes()
+                    said = [line.removeprefix(f"mjbot replay: {path}: ")
+                            for line in cli.stderr.splitlines()]
+                    if name == "whole":
+                        assert note is None and said == []
+                    else:
+                        assert note is not None and json.loads(note) == said and said, note
+                        notes[name] = said
+        assert notes["edited"][0].startswith("hand 1 (E1-0) cannot be followed from event 3")
+        assert notes["cut"] == ["exported as far as the log goes: hand E1-0 unfinished (the "
+                                "log ends inside it; exported with no result)"]
+        if CHROMIUM is not None:
+            shown = await asyncio.to_thread(_export_note, str(url), tmp_path)
+            assert shown.startswith("export mjai: hand 1 (E1-0) cannot be followed"), shown
+            assert shown.endswith("exported as recorded (a damaged or edited log)"), shown
+    finally:
+        await server.stop()
+
+
+def _export_note(url: str, tmp_path: Path) -> str:
+    """The edited game's page in Chromium, its mjai export clicked: the note the page shows."""
+    assert CHROMIUM is not None
+    chromium = Chromium(CHROMIUM, tmp_path / "profile")
+    try:
+        b = chromium.page()
+        b.navigate(f"{url.rstrip('/')}/games/0~edited.mjai.jsonl")
+        b.wait_for("!!document.querySelector('a[data-export=\"mjai\"]')")
+        b.evaluate("document.querySelector('a[data-export=\"mjai\"]').click()")
+        note: str = b.wait_for("(t => !t.endsWith('…') && t)("
+                               "document.getElementById('export-note').textContent)")
+        assert not b.console_errors()
+        b.close()
+        return note
+    finally:
+        chromium.close()
+
+
+def test_an_export_note_of_many_hands_fits_a_header() -> None:
+    """A game of a thousand damaged hands: the header holds the notes that fit NOTE_CHARS and
+    counts the rest (aiohttp's client refuses a header past 8190 characters)."""
+    import json
+
+    from adapter.serve.viewer import NOTE_CHARS, note_header
+
+    notes = [f"hand {n} (E1-0) cannot be followed from event {n}: é" for n in range(1000)]
+    value = note_header(notes)
+    assert len(value) <= NOTE_CHARS and value.isascii()
+    kept = json.loads(value)
+    assert kept[:-1] == notes[:len(kept) - 1] and len(kept) > 10
+    assert kept[-1] == f"and {1001 - len(kept)} more (mjbot replay --export names them all)"
+    assert json.loads(note_header(notes[:3])) == notes[:3]

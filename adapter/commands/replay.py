@@ -85,28 +85,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
                     f"{rep.source} log holds seat {rep.seat}'s view only")
             replayer.check_exportable(rep.record)
             text = (tenhou6.dumps if args.export == "tenhou6" else mjai_log.dumps)(rep.record)
-            partial = _partial_export(rep)
-            # a hand whose moves stop fitting a seat's hand (a discard of a tile not held) is
-            # written as recorded, both formats having a place for it: said, as replay says
-            # it, of any seat's (the export writes every seat; rep.damaged is --seat's only)
-            found = replayer.table_damage(rep.record)
-            unfit = [f"hand {d['hand']} ({d['round']}) cannot be followed from event "
-                     f"{d['event']} ({d['what']}){d.get('at', '')}: {d['why']}"
-                     for d in replayer.damages_at(rep.record.events,
-                                                  [found[h] for h in sorted(found)],
-                                                  rep.record.lines)]
+            notes, unfit = replayer.export_notes(rep)
         _write_export(text, args.output)
-        if rep.log is not None and (newer := rep.log.newer_note()) is not None:
-            # what this version skipped is in no export it writes: said, with the counts,
-            # where the export itself cannot say it (neither format has a place for a note)
-            print(f"mjbot {args.command_path}: {args.logs[0]}: {newer}; the export leaves "
-                  "out what was skipped", file=sys.stderr)
-        if partial:  # the export holds no note: a cut game must not pass for a whole one
-            print(f"mjbot {args.command_path}: {args.logs[0]}: exported as far as the log "
-                  f"goes: {partial}", file=sys.stderr)
-        for line in unfit:  # nor a damaged one for a sound one: exit 1, as replay's
-            print(f"mjbot {args.command_path}: {args.logs[0]}: {line}; exported as recorded "
-                  "(a damaged or edited log)", file=sys.stderr)
+        for line in notes:  # the export holds no note: a cut or damaged game must not pass
+            # for a whole one (exit 1 for a damaged hand, as replay's)
+            print(f"mjbot {args.command_path}: {args.logs[0]}: {line}", file=sys.stderr)
         return 1 if unfit else 0
     failed = unranked = unreadable = unshown = 0  # and the files no reader took, or that
     # --policy, --commentary or --reparse failed on
@@ -250,26 +233,6 @@ def _print_mismatches(mismatches: list[dict[str, Any]]) -> None:
     if len(mismatches) > SHOWN_MISMATCHES:
         print(f"  and {len(mismatches) - SHOWN_MISMATCHES} more differences (--json lists "
               "them, up to 50)")
-
-
-def _partial_export(rep: Any) -> str:
-    """What of the game an export lacks, as replay's notes say it ("" for a whole game): the
-    hands with no result (written so: the one the log ends inside, and any before it whose
-    result a dropped line lost) and why the game did not end."""
-    from replay import replayer
-
-    summary = replayer.summarize(rep)
-    last = len(summary["hands"]) - 1  # a hand before it lost its result, as replay says
-    parts = [f"hand {h['round']}-{h['honba']} unfinished ("
-             + replayer.unfinished_why(h, at == last).replace("this hand", "it")
-             + "; exported with no result)"
-             for at, h in enumerate(summary["hands"]) if h["unfinished"]]
-    if summary["unfinished"]:
-        parts.append(f"game unfinished: {summary['unfinished']}")
-    cut = rep.record.meta.get("cut") if rep.record is not None else None
-    if cut and not parts:  # an import cut between hands: no hand unfinished to say it by
-        parts.append(f"game unfinished: the file is cut short: {cut}")
-    return "; ".join(parts)
 
 
 def _same_file(output: str, log: str) -> bool:

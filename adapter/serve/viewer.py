@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import functools
 import gzip
+import json
 import os
 import urllib.parse
 from collections import OrderedDict
@@ -64,6 +65,10 @@ STATIC = Path(__file__).with_name("static")  # the pages, scripts and style of b
 STATIC_PAGES = {"list": "games.html", "game": "viewer.html"}
 EXPORTS = {"tenhou6": ("application/json", ".json"), "mjai": ("application/x-ndjson",
                                                               ".jsonl")}
+# an export's notes (what `mjbot replay --export` says on stderr), a JSON list of lines, and
+# the most characters it takes (aiohttp's client reads a header of up to 8190)
+EXPORT_NOTE = "X-Mjbot-Export-Note"
+NOTE_CHARS = 4000
 GONE_POLL = 0.05  # seconds between two looks at a waiting request's connection
 
 
@@ -214,13 +219,14 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
         except OSError:  # gone meanwhile: the export says so
             version = None
 
-        async def build() -> str:
-            text: str = await cache.run(lambda: _export_text(index, game_id, fmt))
-            return text
+        async def build() -> tuple[str, list[str]]:
+            made: tuple[str, list[str]] = await cache.run(
+                lambda: _export_text(index, game_id, fmt))
+            return made
 
         try:  # one read for identical requests at once, given up once they all went away
-            text = await cache.get_built((version or (game_id, "export"), fmt), build,
-                                         "export", keep=False)
+            text, notes = await cache.get_built((version or (game_id, "export"), fmt), build,
+                                                "export", keep=False)
         except Stopping:
             raise web.HTTPServiceUnavailable(text="the viewer is stopping") from None
         except NotExportable as exc:
@@ -237,8 +243,10 @@ def add_routes(app: web.Application, index: GameIndex) -> None:
             raise _unreadable() from None
         content_type, suffix = EXPORTS[fmt]
         name = game_id.rsplit("~", 1)[-1].split(".")[0] + suffix
-        return web.Response(text=text + "\n", content_type=content_type,
-                            headers={"Content-Disposition": attachment(name)})
+        headers = {"Content-Disposition": attachment(name)}
+        if notes:  # what the CLI says on stderr: the export itself has no place for it
+            headers[EXPORT_NOTE] = note_header(notes)
+        return web.Response(text=text + "\n", content_type=content_type, headers=headers)
 
     app.router.add_get("/games", game_list, name="page-games")  # "page-": ?token= login
     app.router.add_get("/api/games", api_list)  # its own watch: the scan reads a cancel flag
@@ -503,7 +511,23 @@ def _exports(outline: dict[str, Any]) -> list[str]:
     return []
 
 
-def _export_text(index: GameIndex, game_id: str, fmt: str) -> str:
+def note_header(notes: list[str]) -> str:
+    """An export's notes (:func:`replay.replayer.export_notes`) as one header value: a JSON
+    list, ASCII (a header holds no newline nor, safely, other than ASCII), its notes kept
+    while they fit NOTE_CHARS and the rest counted in a last one."""
+    kept: list[str] = []
+    for n, note in enumerate(notes):
+        more = [f"and {len(notes) - n} more (mjbot replay --export names them all)"]
+        if len(json.dumps([*kept, note, *more])) > NOTE_CHARS:
+            return json.dumps(kept + more)
+        kept.append(note)
+    return json.dumps(kept)
+
+
+def _export_text(index: GameIndex, game_id: str, fmt: str) -> tuple[str, list[str]]:
+    """The game written in ``fmt``, and what `mjbot replay --export` would say of it on
+    stderr (a cut game, a hand written as recorded): the viewer's export was the same bytes,
+    a 200 and no word, so a damaged game passed for a sound one."""
     from replay import replayer
 
     with damaged_as_value_error("the export"):
@@ -514,7 +538,8 @@ def _export_text(index: GameIndex, game_id: str, fmt: str) -> str:
                                 "local table's logs) can be exported")
         replayer.check_exportable(rep.record)  # a name that is no tile: not written
         text: str = writer.dumps(rep.record)
-    return text
+        notes, _unfit = replayer.export_notes(rep)
+    return text, notes
 
 
 @contextlib.contextmanager

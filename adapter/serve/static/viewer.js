@@ -277,7 +277,8 @@ async function start() {
     (o.final_scores ? ` · final ${o.final_scores.join(" / ")}` : "");
   document.title = `mjbot — ${GAME_ID.split("~").at(-1)}`;
   document.getElementById("exports").replaceChildren(...o.exports.map((fmt) =>
-    el("a", { href: withToken(`/games/${encodeURIComponent(GAME_ID)}/export/${fmt}`), "data-export": fmt }, `export ${fmt}`)));
+    el("a", { href: withToken(`/games/${encodeURIComponent(GAME_ID)}/export/${fmt}`), "data-export": fmt,
+              onclick: exportGame }, `export ${fmt}`)));
   document.getElementById("notes").textContent = (o.notes || []).join(" · ");
   const select = document.getElementById("hand-select");
   select.replaceChildren(...o.hands.map((h, i) => el("option", { value: i },
@@ -300,3 +301,31 @@ async function start() {
 }
 
 start();
+
+// An export is fetched, not followed, so that what it cannot hold is said on the page: a cut
+// or damaged game's X-Mjbot-Export-Note (the lines `mjbot replay --export` prints on stderr),
+// where the download came with no word and passed for a whole game; then it is saved.
+async function exportGame(event) {
+  event.preventDefault();
+  const link = event.currentTarget;
+  const note = document.getElementById("export-note");
+  note.textContent = `export ${link.dataset.export}: …`;
+  let response;
+  try {
+    response = await fetch(link.href, { cache: "no-store" });
+  } catch (error) {
+    note.textContent = `export ${link.dataset.export}: ${error}`;
+    return;
+  }
+  if (!response.ok) {
+    note.textContent = `export ${link.dataset.export}: ${response.status} ${await response.text()}`;
+    return;
+  }
+  const notes = JSON.parse(response.headers.get("X-Mjbot-Export-Note") || "[]");
+  note.textContent = notes.length ? `export ${link.dataset.export}: ${notes.join(" · ")}` : "";
+  const named = /filename\*=UTF-8''([^;]+)/.exec(response.headers.get("Content-Disposition") || "");
+  const save = el("a", { href: URL.createObjectURL(await response.blob()),
+                         download: named ? decodeURIComponent(named[1]) : "export" });
+  save.click();
+  setTimeout(() => URL.revokeObjectURL(save.href), 60000);
+}
