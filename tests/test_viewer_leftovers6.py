@@ -257,3 +257,49 @@ def test_an_export_note_of_many_hands_fits_a_header() -> None:
     assert kept[:-1] == notes[:len(kept) - 1] and len(kept) > 10
     assert kept[-1] == f"and {1001 - len(kept)} more (mjbot replay --export names them all)"
     assert json.loads(note_header(notes[:3])) == notes[:3]
+
+
+async def test_a_shared_build_is_charged_to_a_client_still_waiting_for_it(
+        tmp_path: Path) -> None:
+    """A build two clients wait for (the same game's commentary) was charged, every part of
+    it, to the client that asked first: once that client hung up, its share went on being
+    charged for a build only the other wanted (its next requests queued behind it, the other
+    holding no slot in the shares' count). Each run is now charged to a client still waiting:
+    here, once A hangs up, the commentary's next parts are B's."""
+    from adapter.bench.view import repeated
+    from tests.viewer_fixtures import practice_game
+
+    game = practice_game(tmp_path / "made")
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "long.mjlog.msgpack").write_bytes(repeated(game.read_bytes(), 40))
+    server = StatusServer(roots=[str(tmp_path / "logs")])
+    url = URL(await server.start("127.0.0.1", 0))
+    assert server.runner is not None
+    cache = server.runner.app[VIEW_CACHE]
+    commentary = url.with_path("/api/games/0~long.mjlog.msgpack/commentary")
+    first = aiohttp.ClientSession(connector=aiohttp.TCPConnector(local_addr=("127.0.0.2", 0)))
+    other = aiohttp.ClientSession(connector=aiohttp.TCPConnector(local_addr=("127.0.0.3", 0)))
+
+    async def ask(session: aiohttp.ClientSession) -> int:
+        async with session.get(commentary) as response:
+            await response.read()
+            return response.status
+
+    def flight() -> object:
+        return next((f for f in cache._pending.values() if f.kind == "commentary"), None)
+
+    try:
+        a = asyncio.ensure_future(ask(first))
+        await until(lambda: (f := flight()) is not None and f.started, timeout=60)
+        b = asyncio.ensure_future(ask(other))
+        await until(lambda: getattr(flight(), "callers", 0) == 2, timeout=60)
+        assert set(cache._shares) <= {"127.0.0.2"}  # the parts so far: A's (the earliest)
+        a.cancel()
+        await first.close()  # A hangs up: the server sees it within GONE_POLL
+        await until(lambda: "127.0.0.3" in cache._shares, timeout=60)
+        assert not b.done() and getattr(flight(), "clients", None) == {"127.0.0.3": 1}
+        b.cancel()
+    finally:
+        await first.close()
+        await other.close()
+        await server.stop()

@@ -158,6 +158,9 @@ class _Flight:
         self.kind = kind
         self.callers = 0  # written on the loop, read by the build's thread too
         self.started = False
+        # the clients of the requests awaiting it, each with how many, the earliest first:
+        # whose share each of its runs is charged to (BuildCache._charged)
+        self.clients: dict[Hashable | None, int] = {}
 
 
 # the build a run belongs to: set in each build's task, and copied into the pool thread
@@ -241,6 +244,8 @@ class BuildCache:
             if flight is None or flight.future.done():
                 flight = self._start(key, build, kind, game, keep)  # (done: given up)
             flight.callers += 1
+            client = _CLIENT.get()
+            flight.clients[client] = flight.clients.get(client, 0) + 1
             try:
                 # shielded: a caller that goes away does not cancel the others' build
                 return self._unwrap(await asyncio.shield(flight.future))
@@ -248,6 +253,9 @@ class BuildCache:
                 if not fresh:
                     raise
             finally:
+                flight.clients[client] -= 1
+                if not flight.clients[client]:
+                    del flight.clients[client]
                 self._leave(key, flight)
         raise AssertionError("unreachable")  # (the loop returns or raises)
 
@@ -286,7 +294,7 @@ class BuildCache:
         slot to ``call`` until its thread ends: the thread cannot be stopped, and a slot
         given back at once let the next runs past the bound into the pool's own queue."""
         flight = _FLIGHT.get()
-        client = _CLIENT.get()
+        client = self._charged(flight, _CLIENT.get())
         share = self._shares.get(client)
         if flight is None or not flight.started:
             if self.waiting >= self.max_waiting:
@@ -324,6 +332,20 @@ class BuildCache:
         job.add_done_callback(lambda done: self._free(done, client, share))
         # shielded: a caller cancelled here does not end the call's hold on its slot
         return await asyncio.shield(job)
+
+    def _charged(self, flight: _Flight | None, client: Hashable | None) -> Hashable | None:
+        """The client whose share a run of ``flight`` is charged to: of the clients still
+        awaiting the build, the one holding the fewest slots (the earliest among equals);
+        ``client`` (the run's own context's: the build's first requester, or a run of no
+        build) where none is left. A build shared by two clients was charged to the first
+        for every run: a commentary's parts counted against that client's share (its next
+        request waited as if it held two slots) while the other, who wanted the same
+        build, held none and went first, and once the first hung up its share went on
+        being charged for a build it no longer wanted."""
+        if flight is None or not flight.clients:
+            return client
+        return min(flight.clients, key=lambda c: self._shares[c].running
+                   if c in self._shares else 0)
 
     async def run_idle(self, call: Callable[[], Any]) -> Any:
         """``call()`` in the pool once no run holds or waits for a slot, under a share of its
