@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import pytest
@@ -285,7 +286,7 @@ async def test_a_shared_build_is_charged_to_a_client_still_waiting_for_it(
             await response.read()
             return response.status
 
-    def flight() -> object:
+    def flight() -> Any:
         return next((f for f in cache._pending.values() if f.kind == "commentary"), None)
 
     try:
