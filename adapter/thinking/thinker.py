@@ -23,7 +23,7 @@ from typing import Any
 from adapter.logging_setup import get_logger
 from adapter.thinking.deadline import within
 from adapter.thinking.pipe_watch import why_not_on_the_loop
-from adapter.thinking.worker_process import PolicyWorker, Thought
+from adapter.thinking.worker_process import PolicyWorker, Thought, WorkerDied
 from brain.brain import Answer, Brain, check
 from brain.clock import MONOTONIC
 from brain.state import TableState
@@ -37,6 +37,16 @@ log = get_logger("mjbot.thinker")
 # after it), while a session's first worker, its fork server started cold, took 0.8 s on an
 # idle machine and over 2 s on a busy one, so the first decisions fell back as not ready
 READY_BEFORE_CONNECT = 10.0
+# seconds from a worker's start to its "ready" after which it is taken for stalled, killed and
+# replaced: the wait before connecting, the start budget a session gives its worker (a start
+# took 0.05 s idle and up to 2.3 s beside twelve busy loops; NTPU allows 30 s for the first
+# /ready); shorter, a slow but healthy start on a busy machine would be killed for a fresh one
+# no faster. A worker stalled before it is ready (a policy whose load hangs) otherwise never
+# was replaced, and every decision of the session fell back as not ready
+READY_WITHIN = READY_BEFORE_CONNECT
+# workers in a row not ready in READY_WITHIN before the session stops starting them and plays
+# its fallback policy for the rest (each try costs READY_WITHIN seconds of not-ready decisions)
+STALLED_TRIES = 3
 
 
 class Thinker:
@@ -58,13 +68,19 @@ class Thinker:
         self._starting: asyncio.Future[PolicyWorker] | None = None
         self._closed = False
         self._said_first = False  # a decision before the first worker was ready: said once
+        self.stalled = 0  # workers replaced because they were not ready within READY_WITHIN
+        self._stalled_in_a_row = 0
+        # why no worker is started any more (several in a row stalled): "" while they are
+        self.given_up = ""
+        self._watching: asyncio.Task[None] | None = None  # the current worker's ready watch
         # whether a thread reads the workers' pipes (None: not asked yet; asked once)
         self.pipe_thread: bool | None = None
 
     def warm(self) -> None:
         """Start the worker process now, in the background, so that the first decision does
         not wait for it (nothing for a fast policy). Needs a running event loop."""
-        if not self.inline and not self._closed and self._starting is None:
+        if not self.inline and not self._closed and self._starting is None \
+                and not self.given_up:
             self._watch_how()
             self._starting = asyncio.ensure_future(self._start())
 
@@ -125,6 +141,7 @@ class Thinker:
     async def _start(self) -> PolicyWorker:
         later = self._launched > 0
         self._launched += 1
+        began = self.brain.clock.now()
         worker = PolicyWorker(self.brain.policy, self.brain.clock,
                               self.later_ready.append if later else None, self.start_method,
                               pipe_thread=bool(self.pipe_thread))
@@ -133,7 +150,34 @@ class Thinker:
             worker.kill()
         else:
             self.worker = worker
+            self._watching = asyncio.ensure_future(
+                self._watch_ready(worker, began + READY_WITHIN))
         return worker
+
+    async def _watch_ready(self, worker: PolicyWorker, until: float) -> None:
+        """Replace ``worker`` if it is not ready by ``until`` (a time on the brain's clock):
+        counted and said once; after :data:`STALLED_TRIES` in a row, start none again."""
+        try:
+            if await worker.ready(until):
+                self._stalled_in_a_row = 0
+                return
+        except WorkerDied:  # a decision finds it died, and replaces it
+            return
+        if self.worker is not worker or self._closed:  # replaced or closed meanwhile
+            return
+        self._watching = None  # this task: the replacement starts a watch of its own
+        self.stalled += 1
+        self._stalled_in_a_row += 1
+        why = f"not ready within {READY_WITHIN:g} s of its start"
+        if self._stalled_in_a_row < STALLED_TRIES:
+            self._replace(why)
+            return
+        self.given_up = (f"no worker process was ready within {READY_WITHIN:g} s of its "
+                         f"start, {self._stalled_in_a_row} in a row")
+        self._replace(why)
+        log.error(f"thinker: {self.given_up}; the session plays its fallback policy for "
+                  f"every decision from now on", policy=self.brain.name,
+                  fallback=getattr(self.brain.fallback_policy, "name", "fallback"))
 
     async def decide(self, state: TableState, request: ev.DecisionRequest) -> Answer:
         brain = self.brain
@@ -143,6 +187,9 @@ class Thinker:
         legal, settled = brain.settle(state, request, start)
         if settled is not None:
             return settled
+        if self.given_up:  # no worker to ask: the fallback at once, never a wait
+            return brain.conclude(state, request, legal, start, None,
+                                  f"{brain.name}: {self.given_up}", kind=FallbackKind.FAILED)
         budget = brain.budget(request)
         deadline = None if budget is None else brain.clock.now() + budget
         thought = await self._think(state, request, legal, deadline)
@@ -179,6 +226,9 @@ class Thinker:
     def _replace(self, why: str) -> None:
         """Kill the worker (still thinking, or gone) and start a fresh one at once."""
         worker, self.worker, self._starting = self.worker, None, None
+        watching, self._watching = self._watching, None
+        if watching is not None:
+            watching.cancel()
         if worker is not None:
             worker.kill()
         self.replaced += 1
@@ -190,5 +240,8 @@ class Thinker:
         """Kill the worker; one still starting is killed as soon as it has started."""
         self._closed = True
         worker, self.worker = self.worker, None
+        watching, self._watching = self._watching, None
+        if watching is not None:
+            watching.cancel()
         if worker is not None:
             worker.kill()

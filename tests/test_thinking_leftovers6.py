@@ -1,0 +1,94 @@
+"""The thinking workers' leftovers (adapter/thinking/), each with real worker processes: a
+worker stalled before it is ready, a dead worker's exit status read off the loop, the size of
+a job sent to a worker, the stdin form's worker started before its first line, and the warning
+a user reads where a worker starts with the secrets."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from structlog.testing import capture_logs
+
+from adapter.thinking.thinker import READY_WITHIN, STALLED_TRIES, Thinker
+from brain import anytime
+from brain.tally import FallbackKind
+from tests.anytime_policies import StartsWhenTold
+from tests.test_brain import _turn_state
+from tests.test_thinker import GUARD, TURN, _gone, _on_a_manual_clock, _until
+
+
+async def _next_worker(thinker: Thinker, before: object) -> int:
+    """The process id of the worker started after ``before`` (not ready: its start is)."""
+    await _until(lambda: thinker.worker is not None and thinker.worker is not before
+                 and thinker.worker.process is not None)
+    assert thinker.worker is not None
+    return int(thinker.worker.process.pid)
+
+
+async def test_a_worker_stalled_before_ready_is_replaced_and_the_fresh_one_thinks(
+        tmp_path: Path) -> None:
+    """A worker whose policy never finished loading was never replaced: every decision of
+    the session fell back as not ready, quietly, for the whole session. One not ready within
+    READY_WITHIN of its start is killed and replaced, counted and said once; the fresh one
+    thinks."""
+    go = tmp_path / "go"
+    thinker, clock = _on_a_manual_clock(StartsWhenTold(tmp_path / "n", go))
+    try:
+        with capture_logs() as logs:
+            thinker.warm()
+            first = await _next_worker(thinker, None)
+            clock.advance(READY_WITHIN - 0.001)
+            await asyncio.sleep(0.05)
+            assert thinker.replaced == 0, "replaced before its bound"
+            clock.advance(0.001)
+            await _until(lambda: thinker.replaced == 1)
+            assert await _gone(first), "the stalled worker was left running"
+            go.touch()  # the next worker's policy loads
+            await _next_worker(thinker, None)
+            deciding = asyncio.ensure_future(thinker.decide(_turn_state(), TURN))
+            answer = await asyncio.wait_for(deciding, GUARD)
+        assert answer.kind is FallbackKind.NONE and answer.source == anytime.POLICY, answer
+        assert thinker.stalled == 1 and thinker.replaced == 1 and not thinker.given_up
+        said = [e for e in logs if e["event"] == "thinker: worker process replaced"]
+        assert [e["reason"] for e in said] == [f"not ready within {READY_WITHIN:g} s of its "
+                                               f"start"], said
+    finally:
+        go.touch()
+        thinker.close()
+
+
+async def test_workers_that_never_get_ready_end_in_the_fallback_said_loudly_once(
+        tmp_path: Path) -> None:
+    """Where no worker can be made ready (every one stalls), the session stops starting
+    them after STALLED_TRIES in a row: one error line, and every decision from then on is
+    the fallback policy's at once (counted as failed), with no worker left running."""
+    go = tmp_path / "go"
+    thinker, clock = _on_a_manual_clock(StartsWhenTold(tmp_path / "n", go))
+    pids: list[int] = []
+    try:
+        with capture_logs() as logs:
+            thinker.warm()
+            worker: object = None
+            for tries in range(1, STALLED_TRIES + 1):
+                pids.append(await _next_worker(thinker, worker))
+                worker = thinker.worker
+                clock.advance(READY_WITHIN)
+                await _until(lambda tries=tries: thinker.stalled == tries)  # type: ignore[misc]
+            answers = [await asyncio.wait_for(thinker.decide(_turn_state(), TURN), GUARD)
+                       for _ in range(3)]
+        assert thinker.given_up and thinker.worker is None and thinker._starting is None
+        for answer in answers:
+            assert answer.kind is FallbackKind.FAILED, answer
+            assert answer.source == anytime.fallback_source("rulebased"), answer
+            assert "no worker process was ready within" in answer.fallback
+        for pid in pids:
+            assert await _gone(pid), f"worker {pid} left running"
+        loud = [e for e in logs if e["log_level"] == "error"]
+        assert len(loud) == 1 and loud[0]["event"].startswith(
+            f"thinker: no worker process was ready within {READY_WITHIN:g} s of its start, "
+            f"{STALLED_TRIES} in a row; the session plays its fallback policy"), loud
+        assert thinker.stalled == STALLED_TRIES == thinker.replaced
+    finally:
+        go.touch()
+        thinker.close()
