@@ -6,16 +6,21 @@ a user reads where a worker starts with the secrets."""
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+from multiprocessing.connection import wait
 from pathlib import Path
 
 from structlog.testing import capture_logs
 
 from adapter.thinking.thinker import READY_WITHIN, STALLED_TRIES, Thinker
+from adapter.thinking.worker_process import _StatusReadOnce
 from brain import anytime
+from brain.brain import Brain
 from brain.tally import FallbackKind
-from tests.anytime_policies import StartsWhenTold
+from tests.anytime_policies import SlowThinker, StartsWhenTold
 from tests.test_brain import _turn_state
-from tests.test_thinker import GUARD, TURN, _gone, _on_a_manual_clock, _until
+from tests.test_thinker import GUARD, TURN, _gone, _on_a_manual_clock, _ready_worker, _until
 
 
 async def _next_worker(thinker: Thinker, before: object) -> int:
@@ -91,4 +96,35 @@ async def test_workers_that_never_get_ready_end_in_the_fallback_said_loudly_once
         assert thinker.stalled == STALLED_TRIES == thinker.replaced
     finally:
         go.touch()
+        thinker.close()
+
+
+async def test_a_dead_workers_exit_status_is_waited_for_off_the_loop(tmp_path: Path) -> None:
+    """The loop read a dead worker's exit status in pipe_watch.exit_code(process, 0.1): where
+    it was not there yet (a spawned worker's sentinel fires a moment before it; a fork-server
+    child's cannot be read while another thread reads it) the loop slept up to 0.1 s, every
+    session of the process held, and then reported the death with no signal. Here another
+    thread holds the status (as a worker start's poll of every child does) while the worker
+    is killed: the loop goes on, and the end is reported with its signal once it can be
+    read."""
+    thinker = Thinker(Brain("riichi", SlowThinker(tmp_path / "n", times=0), limit=1.0))
+    try:
+        await _ready_worker(thinker)
+        worker = thinker.worker
+        assert worker is not None and worker.process is not None
+        popen = worker.process._popen
+        assert isinstance(popen, _StatusReadOnce)
+        popen._reading.acquire()  # another thread is reading the status
+        try:
+            os.kill(worker.process.pid, signal.SIGKILL)
+            await asyncio.to_thread(wait, [worker.process.sentinel], GUARD)
+            for _ in range(20):  # the loop sees the sentinel and looks for the status
+                await asyncio.sleep(0)
+            assert worker._conn is None, "the end was not seen"
+            assert worker.exit_reason == "", f"reported before its status: {worker.exit_reason}"
+        finally:
+            popen._reading.release()
+        await _until(lambda: worker.exit_reason != "")
+        assert worker.exit_reason == "its worker process died (signal 9)"
+    finally:
         thinker.close()

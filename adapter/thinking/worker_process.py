@@ -59,6 +59,7 @@ WARM_NETWORK = "adapter.thinking.warm_network"
 IPC_ALLOWANCE = 0.05  # seconds of the budget kept for the answer to come back over the pipe
 REAP_EVERY = 0.01  # seconds between two looks at a killed worker whose status is not there yet
 REAP_TRIES = 500  # looks before it is left to multiprocessing's own (at the next start)
+STATUS_TRIES = 10  # looks for a dead worker's status before its end is reported without it
 
 log = get_logger("mjbot.thinker")
 
@@ -554,7 +555,22 @@ class PolicyWorker:
             while conn.poll() and self._frames.read(conn.fileno()):
                 pass
         self._deliver()
-        self._report_end(exit_code(self.process, 0.1))
+        self._unwatch()  # its sentinel stays readable: watched no more while its status comes
+        self._look_for_status(self.process, STATUS_TRIES)
+
+    def _look_for_status(self, process: Any, tries: int) -> None:
+        """Report the end once the exit status is there, looked at every :data:`REAP_EVERY`
+        seconds, never waited for on the loop: a spawned worker's sentinel fires a moment
+        before its status is there, and a fork-server child's status is not readable while
+        another thread reads it (_StatusReadOnce); the loop slept up to 0.1 s in
+        pipe_watch.exit_code for it, every session of the process held. After ``tries``
+        more looks (:data:`STATUS_TRIES` at first) the end is reported with no status."""
+        code = exit_code(process, 0.0)
+        loop = self._loop
+        if code is None and tries > 0 and loop is not None and not loop.is_closed():
+            loop.call_later(REAP_EVERY, self._look_for_status, process, tries - 1)
+            return
+        self._report_end(code)
 
     def _report_end(self, code: int | None) -> None:
         """Say that the process ended (``code``: its exit code, None if not known)."""
