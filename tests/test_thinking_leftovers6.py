@@ -8,13 +8,16 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import threading
 from multiprocessing.connection import wait
 from pathlib import Path
 
+import pytest
 from structlog.testing import capture_logs
 
+from adapter.thinking import worker_process
 from adapter.thinking.thinker import READY_WITHIN, STALLED_TRIES, Thinker
-from adapter.thinking.worker_process import _StatusReadOnce
+from adapter.thinking.worker_process import PolicyWorker, _StatusReadOnce
 from brain import anytime
 from brain.brain import Brain
 from brain.tally import FallbackKind
@@ -128,3 +131,34 @@ async def test_a_dead_workers_exit_status_is_waited_for_off_the_loop(tmp_path: P
         assert worker.exit_reason == "its worker process died (signal 9)"
     finally:
         thinker.close()
+
+
+async def test_a_worker_started_with_the_secrets_says_which_in_a_users_words(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker started while other threads ran takes the secrets with it (the environment
+    cannot be changed under them). The warning spoke of start_server, a function a user never
+    calls, and named no secret; it names them now, and what it means for the user. The
+    secret is really in the worker's environment (/proc), as the warning says."""
+    monkeypatch.setenv("MJBOT_TENHOU_ID", "ID-SECRET-VALUE")
+    monkeypatch.setattr(worker_process, "_unclean_said", False)
+    other = threading.Event()
+    thread = threading.Thread(target=other.wait, daemon=True)
+    thread.start()  # another thread runs: nothing can be withheld
+    worker = PolicyWorker(SlowThinker(tmp_path / "n", times=0), start_method="spawn")
+    try:
+        with capture_logs() as logs:
+            await asyncio.wait_for(worker.start(), GUARD)
+            assert await worker.ready(None)
+        said = [e for e in logs if "secrets" in e["event"]]
+        assert len(said) == 1, logs
+        assert said[0]["secrets"] == "MJBOT_TENHOU_ID"
+        assert "start_server" not in said[0]["event"]
+        assert "ID-SECRET-VALUE" not in repr(said)
+        assert said[0]["event"].startswith("thinker: the policy's worker processes start "
+                                           "with mjbot's secrets in their environment")
+        environ = Path(f"/proc/{worker.pid}/environ")
+        if environ.exists():
+            assert b"MJBOT_TENHOU_ID=" in environ.read_bytes()
+    finally:
+        other.set()
+        worker.kill()

@@ -142,11 +142,16 @@ def _said_unclean() -> None:
     ran, so the environment could not be changed for its start); nothing where it holds
     none."""
     global _unclean_said
-    if not _unclean_said and any(secret_env.is_secret(k) for k in os.environ):
+    secrets = sorted(k for k in os.environ if secret_env.is_secret(k))
+    if not _unclean_said and secrets:
         _unclean_said = True
-        log.warning("thinker: a worker process (or its fork server) starts with mjbot's "
-                    "environment, secrets included: threads ran before its first start "
-                    "(start_server was not called before the event loop)")
+        # what a user can act on: which secrets, who can see them now, that the worker does
+        # not use them (it was "start_server was not called before the event loop")
+        log.warning("thinker: the policy's worker processes start with mjbot's secrets in "
+                    "their environment (other threads were running, and the environment "
+                    "cannot be changed under them); they use none of them, but anyone who "
+                    "can read a process's environment as your user sees them there, as in "
+                    "mjbot's own", secrets=", ".join(secrets))
 
 
 def warm_modules(policy: object) -> list[str]:
