@@ -6,21 +6,34 @@ a user reads where a worker starts with the secrets."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import multiprocessing
 import os
 import signal
 import threading
 from multiprocessing.connection import wait
+from multiprocessing.reduction import ForkingPickler
 from pathlib import Path
+from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
 
+from adapter.local.game import GameConfig, play_game
+from adapter.local.seat import BrainSeat
 from adapter.thinking import worker_process
 from adapter.thinking.thinker import READY_WITHIN, STALLED_TRIES, Thinker
-from adapter.thinking.worker_process import PolicyWorker, _StatusReadOnce
+from adapter.thinking.worker_process import (
+    JOB_BOUND,
+    PolicyWorker,
+    _StatusReadOnce,
+    default_start_method,
+    job_message,
+)
 from brain import anytime
-from brain.brain import Brain
+from brain.brain import Answer, Brain
 from brain.tally import FallbackKind
+from protocols import events as ev
 from tests.anytime_policies import SlowThinker, StartsWhenTold
 from tests.test_brain import _turn_state
 from tests.test_thinker import GUARD, TURN, _gone, _on_a_manual_clock, _ready_worker, _until
@@ -162,3 +175,42 @@ async def test_a_worker_started_with_the_secrets_says_which_in_a_users_words(
     finally:
         other.set()
         worker.kill()
+
+
+class _Measuring(BrainSeat):
+    """A rule-based seat that notes the largest job a worker would be sent for its turns."""
+
+    largest: tuple[int, str] = (0, "")
+
+    def decide(self, request: ev.DecisionRequest, legal: list[Any] | None = None) -> Answer:
+        if legal is not None:
+            size = len(ForkingPickler.dumps(job_message(10_000, self.state, request, legal,
+                                                        1.5)))
+            if size > _Measuring.largest[0]:
+                _Measuring.largest = (size, f"{self.state.variant} {request.kind}, "
+                                            f"{len(legal)} legal actions")
+        return super().decide(request, legal)
+
+
+@pytest.mark.parametrize(("variant", "games", "hands"),
+                         [("mcr", 8, 1), ("taiwan16", 1, 8), ("riichi", 1, 4)])
+def test_a_job_stays_far_under_what_the_pipe_takes_before_a_send_waits(
+        variant: str, games: int, hands: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A job goes to its worker whole from the event loop: one over what the pipe takes
+    would hold the loop until the worker read it. Jobs are small (the largest of 300 MCR
+    games, 4,879 bytes: a late hand's discards and melds) and the worker is waiting for
+    each: bounded here, in whole games of each variant, rather than sent in pieces. This
+    fails where a job grows past JOB_BOUND, or a platform's pipe takes less."""
+    monkeypatch.setattr(_Measuring, "largest", (0, ""))
+    for game in range(games):
+        seats = [_Measuring(variant, seat, "rulebased") for seat in range(4)]
+        play_game(GameConfig(variant, hands=hands), seats, seed=70, game=game)
+    size, where = _Measuring.largest
+    assert 1000 < size < JOB_BOUND, f"a job of {size} bytes ({where})"
+    parent, child = multiprocessing.get_context(default_start_method()).Pipe()
+    os.set_blocking(parent.fileno(), False)
+    taken = 0
+    with parent, child, contextlib.suppress(BlockingIOError):
+        while taken < 4 * JOB_BOUND:
+            taken += os.write(parent.fileno(), bytes(4096))
+    assert taken >= 4 * JOB_BOUND, f"the pipe takes {taken} bytes before a write waits"

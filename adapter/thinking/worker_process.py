@@ -59,6 +59,9 @@ WARM_NETWORK = "adapter.thinking.warm_network"
 IPC_ALLOWANCE = 0.05  # seconds of the budget kept for the answer to come back over the pipe
 REAP_EVERY = 0.01  # seconds between two looks at a killed worker whose status is not there yet
 REAP_TRIES = 500  # looks before it is left to multiprocessing's own (at the next start)
+# bytes a job sent to a worker stays under (job_message): a quarter of a Linux pipe's 64 KiB,
+# and the Unix socket pair that multiprocessing.Pipe() makes took some 176 KiB here
+JOB_BOUND = 16 * 1024
 STATUS_TRIES = 10  # looks for a dead worker's status before its end is reported without it
 
 log = get_logger("mjbot.thinker")
@@ -339,6 +342,17 @@ class _Launch:
         if self.process.pid is not None:  # started: SIGKILL, reaped by multiprocessing later
             with contextlib.suppress(OSError, ValueError):
                 self.process.kill()
+
+
+def job_message(job: int, state: Any, request: Any, legal: list[Any],
+                budget: float | None) -> tuple[Any, ...]:
+    """What :meth:`PolicyWorker.think` sends a worker for one decision. It is sent whole from
+    the event loop (``Connection.send``), which waits only where the pipe cannot take it;
+    a worker is always waiting for its next job then (one that overran was replaced), and a
+    job pickles to under :data:`JOB_BOUND` bytes (the largest of 300 MCR games, 4,879), far
+    under what the pipe takes before a write waits (tests/test_thinking_leftovers6.py checks
+    both, so a job that grows is seen there, not as a loop held in a send)."""
+    return (job, state, request, legal, budget)
 
 
 def _taken(done: asyncio.Future[Any]) -> None:
@@ -624,7 +638,7 @@ class PolicyWorker:
         budget = None if deadline is None else max(0.0, deadline - self.clock.now()
                                                    - IPC_ALLOWANCE)
         try:
-            conn.send((job, state, request, legal, budget))
+            conn.send(job_message(job, state, request, legal, budget))
         except (OSError, ValueError) as exc:
             return Thought(None, f"{name}: cannot reach its worker process ({exc})", died=True,
                            kind=FallbackKind.FAILED)
