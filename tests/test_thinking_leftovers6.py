@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import io
 import multiprocessing
 import os
 import signal
+import struct
+import sys
 import threading
 from multiprocessing.connection import wait
 from multiprocessing.reduction import ForkingPickler
@@ -21,6 +25,7 @@ from structlog.testing import capture_logs
 
 from adapter.local.game import GameConfig, play_game
 from adapter.local.seat import BrainSeat
+from adapter.platforms.ntpu import NtpuBot, NtpuSettings, run_stdio
 from adapter.thinking import worker_process
 from adapter.thinking.thinker import READY_WITHIN, STALLED_TRIES, Thinker
 from adapter.thinking.worker_process import (
@@ -32,10 +37,12 @@ from adapter.thinking.worker_process import (
 )
 from brain import anytime
 from brain.brain import Answer, Brain
+from brain.policies import POLICIES
 from brain.tally import FallbackKind
 from protocols import events as ev
 from tests.anytime_policies import SlowThinker, StartsWhenTold
 from tests.test_brain import _turn_state
+from tests.test_ntpu_client import DEALER_HAND
 from tests.test_thinker import GUARD, TURN, _gone, _on_a_manual_clock, _ready_worker, _until
 
 
@@ -214,3 +221,52 @@ def test_a_job_stays_far_under_what_the_pipe_takes_before_a_send_waits(
         while taken < 4 * JOB_BOUND:
             taken += os.write(parent.fileno(), bytes(4096))
     assert taken >= 4 * JOB_BOUND, f"the pipe takes {taken} bytes before a write waits"
+
+
+def _unread(fd: int) -> int:
+    """Bytes written to the pipe ``fd`` and not read yet (POSIX: FIONREAD)."""
+    import fcntl
+    import termios
+
+    return int(struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0])
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="FIONREAD on a pipe: POSIX")
+async def test_the_ntpu_stdin_form_takes_its_first_line_once_its_worker_is_ready(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`mjbot ntpu --stdio` started its worker as it began reading: the referee's /ready
+    check was answered at once, the match began, and its first decisions fell back as not
+    ready while the worker started. As the TCP form waits before it connects, it now waits
+    (up to 10 s) before it takes its first line: /ready is answered once the policy is
+    ready, and the first decision is the policy's own."""
+    go = tmp_path / "go"
+    policy = functools.partial(StartsWhenTold, tmp_path / "n", go)
+    monkeypatch.setitem(POLICIES, StartsWhenTold.name, policy)
+    read, write = os.pipe()
+    stdin = os.fdopen(read, "rb", buffering=0)
+    out = io.StringIO()
+    monkeypatch.setattr(sys, "stdin", stdin)
+    monkeypatch.setattr(sys, "stdout", out)
+    bot = NtpuBot(NtpuSettings(policy=StartsWhenTold.name, budget=2.0, write_log=False))
+    try:
+        with capture_logs():
+            session = asyncio.ensure_future(run_stdio(bot))
+            os.write(write, b"/ready\n")
+            await _until(lambda: bot.thinker.worker is not None)  # started, not ready
+            await _until(lambda: _unread(read) == 0)  # the stdin thread has the line
+            await asyncio.sleep(0.2)  # room for an answer that does not wait for the worker
+            assert out.getvalue() == "", "answered before the policy was ready"
+            go.touch()
+            await _until(lambda: out.getvalue() != "")
+            assert out.getvalue() == "/ready\n"
+            assert bot.thinker.worker is not None and bot.thinker.worker.pid is not None
+            os.write(write, (f"/start MJ 1 mjbot\n/initGame east east 1 1 0\n"
+                             f"/initCard {DEALER_HAND}\n/ask throw\n/close\n").encode())
+            os.close(write)
+            summary = await asyncio.wait_for(session, GUARD)
+        assert out.getvalue().splitlines()[1].startswith("/throw ")
+        assert summary.decisions == 1 and summary.fallbacks == 0, summary
+    finally:
+        go.touch()
+        bot.thinker.close()
+        stdin.close()

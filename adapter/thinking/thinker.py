@@ -98,22 +98,24 @@ class Thinker:
             log.warning("thinker: a thread reads each worker process's pipe (the event "
                         "loop cannot watch one)", policy=self.brain.name, reason=why)
 
-    async def ready_before_connecting(self, timeout: float = READY_BEFORE_CONNECT) -> None:
+    async def ready_before_connecting(self, timeout: float = READY_BEFORE_CONNECT,
+                                      before: str = "connecting") -> None:
         """Start the worker and wait for it, up to ``timeout`` seconds, before the session
         connects (a login and a lobby wait no longer count on it: the first decision finds
-        it ready). Never raises but for a cancel: a start slower than that, or one that
-        failed, is said once and the session connects; its first decisions then wait for the
-        worker as before (or try to start one again)."""
+        it ready), or, for a stdin form, before it reads its first line (``before`` says
+        which in the log). Never raises but for a cancel: a start slower than that, or one
+        that failed, is said once and the session goes on; its first decisions then wait
+        for the worker as before (or try to start one again)."""
         if self.inline:
             return
         try:
             await self.ready(timeout)
         except TimeoutError:
-            log.warning("thinker: worker process not ready before connecting; its first "
-                        "decisions may fall back (not-ready)", policy=self.brain.name,
+            log.warning(f"thinker: worker process not ready before {before}; its first "
+                        f"decisions may fall back (not-ready)", policy=self.brain.name,
                         waited_s=timeout)
         except Exception as exc:
-            log.warning("thinker: worker process could not start before connecting",
+            log.warning(f"thinker: worker process could not start before {before}",
                         policy=self.brain.name, reason=f"{type(exc).__name__}: {exc}")
 
     async def ready(self, timeout: float) -> None:
