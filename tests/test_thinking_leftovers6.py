@@ -31,6 +31,7 @@ from adapter.thinking.thinker import READY_WITHIN, STALLED_TRIES, Thinker
 from adapter.thinking.worker_process import (
     JOB_BOUND,
     PolicyWorker,
+    WorkerDied,
     _StatusReadOnce,
     default_start_method,
     job_message,
@@ -270,3 +271,41 @@ async def test_the_ntpu_stdin_form_takes_its_first_line_once_its_worker_is_ready
         go.touch()
         bot.thinker.close()
         stdin.close()
+
+
+async def test_a_wait_for_the_worker_follows_the_one_that_replaced_a_stalled_one(
+        tmp_path: Path) -> None:
+    """``Thinker.ready`` (the wait before connecting, ``mjbot bench think``) waited on the
+    worker it found: once that one stalled and was replaced, on a killed process, to the
+    end of its timeout, the fresh worker ready meanwhile. It follows the replacement now;
+    and where workers are no longer started (every one stalled) it says why at once."""
+    go = tmp_path / "go"
+    thinker, clock = _on_a_manual_clock(StartsWhenTold(tmp_path / "n", go))
+    try:
+        waiting = asyncio.ensure_future(thinker.ready(GUARD))
+        await _next_worker(thinker, None)
+        clock.advance(READY_WITHIN)
+        await _until(lambda: thinker.replaced == 1)
+        go.touch()
+        await asyncio.wait_for(waiting, GUARD)  # no TimeoutError: the fresh one is ready
+        assert thinker.worker is not None and thinker.worker.pid is not None
+    finally:
+        go.touch()
+        thinker.close()
+    never = tmp_path / "never"
+    thinker, clock = _on_a_manual_clock(StartsWhenTold(tmp_path / "m", never))
+    try:
+        waiting = asyncio.ensure_future(thinker.ready(GUARD))
+        worker: object = None
+        for tries in range(1, STALLED_TRIES + 1):
+            await _next_worker(thinker, worker)
+            worker = thinker.worker
+            clock.advance(READY_WITHIN)
+            await _until(lambda tries=tries: thinker.stalled == tries)  # type: ignore[misc]
+        with pytest.raises(WorkerDied, match="no worker process was ready within"):
+            await asyncio.wait_for(waiting, GUARD)
+        with pytest.raises(WorkerDied, match="no worker process was ready within"):
+            await thinker.ready(GUARD)
+    finally:
+        never.touch()
+        thinker.close()

@@ -73,6 +73,7 @@ class Thinker:
         # why no worker is started any more (several in a row stalled): "" while they are
         self.given_up = ""
         self._watching: asyncio.Task[None] | None = None  # the current worker's ready watch
+        self._replaced = asyncio.Event()  # set (and made anew) at each replacement
         # whether a thread reads the workers' pipes (None: not asked yet; asked once)
         self.pipe_thread: bool | None = None
 
@@ -124,12 +125,30 @@ class Thinker:
         (WorkerDied, the start's own error), for a caller that must not go on without it
         (``mjbot bench think``)."""
         self.warm()
-        starting = self._starting
-        if starting is None:  # a fast policy, or closed: no worker to wait for
+        if self._starting is None:  # a fast policy, or closed: no worker to wait for
+            if self.given_up:
+                raise WorkerDied(self.given_up)
             return
 
         async def started() -> None:
-            await (await asyncio.shield(starting)).ready(None)
+            # the worker in hand, or the one that replaced it (it stalled: _watch_ready),
+            # where the wait stayed on the killed one until the timeout
+            while True:
+                starting = self._starting
+                if starting is None:  # it stalled, and no worker is started any more
+                    raise WorkerDied(self.given_up or "no worker process")
+                worker = await asyncio.shield(starting)
+                ready = asyncio.ensure_future(worker.ready(None))
+                replaced = asyncio.ensure_future(self._replaced.wait())
+                try:
+                    await asyncio.wait({ready, replaced}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    replaced.cancel()
+                    if not ready.done():
+                        ready.cancel()
+                if ready.done() and not ready.cancelled():
+                    ready.result()  # WorkerDied where it died first
+                    return
 
         # within (asyncio.wait), not asyncio.timeout: the mjai bundle ships this module to
         # Python 3.10, which has none; nor wait_for, which on 3.11 swallows a cancel that
@@ -233,6 +252,8 @@ class Thinker:
             watching.cancel()
         if worker is not None:
             worker.kill()
+        self._replaced.set()
+        self._replaced = asyncio.Event()
         self.replaced += 1
         log.warning("thinker: worker process replaced", reason=why, pid=getattr(worker, "pid",
                                                                                 None))
