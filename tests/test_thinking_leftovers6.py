@@ -38,6 +38,7 @@ from adapter.thinking.worker_process import (
 )
 from brain import anytime
 from brain.brain import Answer, Brain
+from brain.clock import ManualClock
 from brain.policies import POLICIES
 from brain.tally import FallbackKind
 from protocols import events as ev
@@ -308,4 +309,26 @@ async def test_a_wait_for_the_worker_follows_the_one_that_replaced_a_stalled_one
             await thinker.ready(GUARD)
     finally:
         never.touch()
+        thinker.close()
+
+
+async def test_a_thinker_given_a_longer_start_keeps_a_slow_worker_that_long(
+        tmp_path: Path) -> None:
+    """``mjbot bench think`` lets a worker take --ready-within (120 s) to start beside its
+    busy loops, where a spawned one may take over 10 s: its thinker is given that bound, so
+    such a worker is not killed at the sessions' READY_WITHIN, only past its own."""
+    go = tmp_path / "go"
+    clock = ManualClock()
+    thinker = Thinker(Brain("riichi", StartsWhenTold(tmp_path / "n", go), limit=1.0,
+                            clock=clock), ready_within=3 * READY_WITHIN)
+    try:
+        thinker.warm()
+        await _next_worker(thinker, None)
+        clock.advance(READY_WITHIN)
+        await asyncio.sleep(0.05)
+        assert thinker.replaced == 0, "killed at the sessions' bound"
+        clock.advance(2 * READY_WITHIN)
+        await _until(lambda: thinker.replaced == 1)
+    finally:
+        go.touch()
         thinker.close()

@@ -53,11 +53,15 @@ class Thinker:
     """Awaitable decisions for one seat's :class:`Brain`; :meth:`close` when the session
     ends (it kills the worker). Deadlines are kept on the brain's clock. ``start_method``:
     how worker processes start (adapter/thinking/worker_process.py; None: the platform's
-    best, the fork server where there is one)."""
+    best, the fork server where there is one); ``ready_within``: seconds from a worker's
+    start to its ready before it is taken for stalled and replaced (:data:`READY_WITHIN`;
+    ``mjbot bench think`` gives its own, longer, under its busy loops)."""
 
-    def __init__(self, brain: Brain, start_method: str | None = None) -> None:
+    def __init__(self, brain: Brain, start_method: str | None = None,
+                 ready_within: float = READY_WITHIN) -> None:
         self.brain = brain
         self.start_method = start_method
+        self.ready_within = ready_within  # seconds to ready before a worker is replaced
         self.inline = bool(getattr(brain.policy, "fast", False))
         self.worker: PolicyWorker | None = None
         self.replaced = 0  # workers killed and replaced (overran or died)
@@ -172,7 +176,7 @@ class Thinker:
         else:
             self.worker = worker
             self._watching = asyncio.ensure_future(
-                self._watch_ready(worker, began + READY_WITHIN))
+                self._watch_ready(worker, began + self.ready_within))
         return worker
 
     async def _watch_ready(self, worker: PolicyWorker, until: float) -> None:
@@ -189,12 +193,12 @@ class Thinker:
         self._watching = None  # this task: the replacement starts a watch of its own
         self.stalled += 1
         self._stalled_in_a_row += 1
-        why = f"not ready within {READY_WITHIN:g} s of its start"
+        why = f"not ready within {self.ready_within:g} s of its start"
         if self._stalled_in_a_row < STALLED_TRIES:
             self._replace(why)
             return
-        self.given_up = (f"no worker process was ready within {READY_WITHIN:g} s of its "
-                         f"start, {self._stalled_in_a_row} in a row")
+        self.given_up = (f"no worker process was ready within {self.ready_within:g} s of "
+                         f"its start, {self._stalled_in_a_row} in a row")
         self._replace(why)
         log.error(f"thinker: {self.given_up}; the session plays its fallback policy for "
                   f"every decision from now on", policy=self.brain.name,
