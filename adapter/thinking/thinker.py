@@ -64,7 +64,7 @@ class Thinker:
         self.ready_within = ready_within  # seconds to ready before a worker is replaced
         self.inline = bool(getattr(brain.policy, "fast", False))
         self.worker: PolicyWorker | None = None
-        self.replaced = 0  # workers killed and replaced (overran or died)
+        self.replaced = 0  # workers killed and replaced (overran, died, or stalled)
         # seconds from start to ready of each worker after the first (a replacement, or a
         # start tried again): what a decision after a late one waits for
         self.later_ready: list[float] = []
