@@ -60,7 +60,8 @@ async def _answers(variant: str, policy: str, limit: float, found: list[Any],
                    ready_within: float = READY_WITHIN,
                    start_method: str | None = None) -> dict[str, Any]:
     """Every decision of ``found`` asked through a fresh thinker, counted."""
-    thinker = Thinker(Brain(variant, policy, limit=limit), start_method)
+    thinker = Thinker(Brain(variant, policy, limit=limit), start_method,
+                      ready_within=ready_within)
     counts = {"decisions": 0, "policy": 0, "best_so_far": 0, "fallbacks": 0, "not_ready": 0,
               "late": 0}
     failed = FallbackTally()  # fallbacks not of the clock: the policy raised, died, was illegal

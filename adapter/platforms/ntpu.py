@@ -332,7 +332,8 @@ async def run_tcp(host: str, port: int, bot: NtpuBot, connect_timeout: float = 1
 
 
 async def run_stdio(bot: NtpuBot) -> SessionSummary:
-    """The original wrapper form: server lines on stdin, replies on stdout. Stdin is read by a
+    """The original wrapper form: server lines on stdin, replies on stdout, the first taken
+    once the session's worker is ready (or after 10 s, said). Stdin is read by a
     daemon thread of its own, from the raw descriptor: a read still blocked when the session
     is stopped holds nothing up (``asyncio.to_thread``'s was waited for at the loop's close,
     so a Ctrl-C while the referee was silent hung until its next line)."""
@@ -353,6 +354,15 @@ async def run_stdio(bot: NtpuBot) -> SessionSummary:
                 return
 
     threading.Thread(target=pump, name="ntpu-stdin", daemon=True).start()
+    # the worker started and waited for (up to 10 s) before the first line is taken, as the
+    # TCP form does before it connects: the referee's first line is its /ready check, whose
+    # answer then says the policy is ready (its start-up allows 30 s), where the worker was
+    # started as the lines were read and the match's first decisions fell back (not-ready)
+    try:
+        await bot.thinker.ready_before_connecting(before="reading its first line")
+    except BaseException:  # stopped meanwhile: no session loop is there to close it
+        bot.thinker.close()
+        raise
 
     async def read() -> bytes:
         data = await chunks.get()

@@ -23,7 +23,7 @@ from typing import Any
 from adapter.logging_setup import get_logger
 from adapter.thinking.deadline import within
 from adapter.thinking.pipe_watch import why_not_on_the_loop
-from adapter.thinking.worker_process import PolicyWorker, Thought
+from adapter.thinking.worker_process import PolicyWorker, Thought, WorkerDied
 from brain.brain import Answer, Brain, check
 from brain.clock import MONOTONIC
 from brain.state import TableState
@@ -37,20 +37,34 @@ log = get_logger("mjbot.thinker")
 # after it), while a session's first worker, its fork server started cold, took 0.8 s on an
 # idle machine and over 2 s on a busy one, so the first decisions fell back as not ready
 READY_BEFORE_CONNECT = 10.0
+# seconds from a worker's start to its "ready" after which it is taken for stalled, killed and
+# replaced: the wait before connecting, the start budget a session gives its worker (a start
+# took 0.05 s idle and up to 2.3 s beside twelve busy loops; NTPU allows 30 s for the first
+# /ready); shorter, a slow but healthy start on a busy machine would be killed for a fresh one
+# no faster. A worker stalled before it is ready (a policy whose load hangs) otherwise never
+# was replaced, and every decision of the session fell back as not ready
+READY_WITHIN = READY_BEFORE_CONNECT
+# workers in a row not ready in READY_WITHIN before the session stops starting them and plays
+# its fallback policy for the rest (each try costs READY_WITHIN seconds of not-ready decisions)
+STALLED_TRIES = 3
 
 
 class Thinker:
     """Awaitable decisions for one seat's :class:`Brain`; :meth:`close` when the session
     ends (it kills the worker). Deadlines are kept on the brain's clock. ``start_method``:
     how worker processes start (adapter/thinking/worker_process.py; None: the platform's
-    best, the fork server where there is one)."""
+    best, the fork server where there is one); ``ready_within``: seconds from a worker's
+    start to its ready before it is taken for stalled and replaced (:data:`READY_WITHIN`;
+    ``mjbot bench think`` gives its own, longer, under its busy loops)."""
 
-    def __init__(self, brain: Brain, start_method: str | None = None) -> None:
+    def __init__(self, brain: Brain, start_method: str | None = None,
+                 ready_within: float = READY_WITHIN) -> None:
         self.brain = brain
         self.start_method = start_method
+        self.ready_within = ready_within  # seconds to ready before a worker is replaced
         self.inline = bool(getattr(brain.policy, "fast", False))
         self.worker: PolicyWorker | None = None
-        self.replaced = 0  # workers killed and replaced (overran or died)
+        self.replaced = 0  # workers killed and replaced (overran, died, or stalled)
         # seconds from start to ready of each worker after the first (a replacement, or a
         # start tried again): what a decision after a late one waits for
         self.later_ready: list[float] = []
@@ -58,13 +72,20 @@ class Thinker:
         self._starting: asyncio.Future[PolicyWorker] | None = None
         self._closed = False
         self._said_first = False  # a decision before the first worker was ready: said once
+        self.stalled = 0  # workers replaced because they were not ready within READY_WITHIN
+        self._stalled_in_a_row = 0
+        # why no worker is started any more (several in a row stalled): "" while they are
+        self.given_up = ""
+        self._watching: asyncio.Task[None] | None = None  # the current worker's ready watch
+        self._replaced = asyncio.Event()  # set (and made anew) at each replacement
         # whether a thread reads the workers' pipes (None: not asked yet; asked once)
         self.pipe_thread: bool | None = None
 
     def warm(self) -> None:
         """Start the worker process now, in the background, so that the first decision does
         not wait for it (nothing for a fast policy). Needs a running event loop."""
-        if not self.inline and not self._closed and self._starting is None:
+        if not self.inline and not self._closed and self._starting is None \
+                and not self.given_up:
             self._watch_how()
             self._starting = asyncio.ensure_future(self._start())
 
@@ -82,22 +103,24 @@ class Thinker:
             log.warning("thinker: a thread reads each worker process's pipe (the event "
                         "loop cannot watch one)", policy=self.brain.name, reason=why)
 
-    async def ready_before_connecting(self, timeout: float = READY_BEFORE_CONNECT) -> None:
+    async def ready_before_connecting(self, timeout: float = READY_BEFORE_CONNECT,
+                                      before: str = "connecting") -> None:
         """Start the worker and wait for it, up to ``timeout`` seconds, before the session
         connects (a login and a lobby wait no longer count on it: the first decision finds
-        it ready). Never raises but for a cancel: a start slower than that, or one that
-        failed, is said once and the session connects; its first decisions then wait for the
-        worker as before (or try to start one again)."""
+        it ready), or, for a stdin form, before it reads its first line (``before`` says
+        which in the log). Never raises but for a cancel: a start slower than that, or one
+        that failed, is said once and the session goes on; its first decisions then wait
+        for the worker as before (or try to start one again)."""
         if self.inline:
             return
         try:
             await self.ready(timeout)
         except TimeoutError:
-            log.warning("thinker: worker process not ready before connecting; its first "
-                        "decisions may fall back (not-ready)", policy=self.brain.name,
+            log.warning(f"thinker: worker process not ready before {before}; its first "
+                        f"decisions may fall back (not-ready)", policy=self.brain.name,
                         waited_s=timeout)
         except Exception as exc:
-            log.warning("thinker: worker process could not start before connecting",
+            log.warning(f"thinker: worker process could not start before {before}",
                         policy=self.brain.name, reason=f"{type(exc).__name__}: {exc}")
 
     async def ready(self, timeout: float) -> None:
@@ -106,12 +129,30 @@ class Thinker:
         (WorkerDied, the start's own error), for a caller that must not go on without it
         (``mjbot bench think``)."""
         self.warm()
-        starting = self._starting
-        if starting is None:  # a fast policy, or closed: no worker to wait for
+        if self._starting is None:  # a fast policy, or closed: no worker to wait for
+            if self.given_up:
+                raise WorkerDied(self.given_up)
             return
 
         async def started() -> None:
-            await (await asyncio.shield(starting)).ready(None)
+            # the worker in hand, or the one that replaced it (it stalled: _watch_ready),
+            # where the wait stayed on the killed one until the timeout
+            while True:
+                starting = self._starting
+                if starting is None:  # it stalled, and no worker is started any more
+                    raise WorkerDied(self.given_up or "no worker process")
+                worker = await asyncio.shield(starting)
+                ready = asyncio.ensure_future(worker.ready(None))
+                replaced = asyncio.ensure_future(self._replaced.wait())
+                try:
+                    await asyncio.wait({ready, replaced}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    replaced.cancel()
+                    if not ready.done():
+                        ready.cancel()
+                if ready.done() and not ready.cancelled():
+                    ready.result()  # WorkerDied where it died first
+                    return
 
         # within (asyncio.wait), not asyncio.timeout: the mjai bundle ships this module to
         # Python 3.10, which has none; nor wait_for, which on 3.11 swallows a cancel that
@@ -125,6 +166,7 @@ class Thinker:
     async def _start(self) -> PolicyWorker:
         later = self._launched > 0
         self._launched += 1
+        began = self.brain.clock.now()
         worker = PolicyWorker(self.brain.policy, self.brain.clock,
                               self.later_ready.append if later else None, self.start_method,
                               pipe_thread=bool(self.pipe_thread))
@@ -133,7 +175,34 @@ class Thinker:
             worker.kill()
         else:
             self.worker = worker
+            self._watching = asyncio.ensure_future(
+                self._watch_ready(worker, began + self.ready_within))
         return worker
+
+    async def _watch_ready(self, worker: PolicyWorker, until: float) -> None:
+        """Replace ``worker`` if it is not ready by ``until`` (a time on the brain's clock):
+        counted and said once; after :data:`STALLED_TRIES` in a row, start none again."""
+        try:
+            if await worker.ready(until):
+                self._stalled_in_a_row = 0
+                return
+        except WorkerDied:  # a decision finds it died, and replaces it
+            return
+        if self.worker is not worker or self._closed:  # replaced or closed meanwhile
+            return
+        self._watching = None  # this task: the replacement starts a watch of its own
+        self.stalled += 1
+        self._stalled_in_a_row += 1
+        why = f"not ready within {self.ready_within:g} s of its start"
+        if self._stalled_in_a_row < STALLED_TRIES:
+            self._replace(why)
+            return
+        self.given_up = (f"no worker process was ready within {self.ready_within:g} s of "
+                         f"its start, {self._stalled_in_a_row} in a row")
+        self._replace(why)
+        log.error(f"thinker: {self.given_up}; the session plays its fallback policy for "
+                  f"every decision from now on", policy=self.brain.name,
+                  fallback=getattr(self.brain.fallback_policy, "name", "fallback"))
 
     async def decide(self, state: TableState, request: ev.DecisionRequest) -> Answer:
         brain = self.brain
@@ -143,6 +212,9 @@ class Thinker:
         legal, settled = brain.settle(state, request, start)
         if settled is not None:
             return settled
+        if self.given_up:  # no worker to ask: the fallback at once, never a wait
+            return brain.conclude(state, request, legal, start, None,
+                                  f"{brain.name}: {self.given_up}", kind=FallbackKind.FAILED)
         budget = brain.budget(request)
         deadline = None if budget is None else brain.clock.now() + budget
         thought = await self._think(state, request, legal, deadline)
@@ -179,8 +251,13 @@ class Thinker:
     def _replace(self, why: str) -> None:
         """Kill the worker (still thinking, or gone) and start a fresh one at once."""
         worker, self.worker, self._starting = self.worker, None, None
+        watching, self._watching = self._watching, None
+        if watching is not None:
+            watching.cancel()
         if worker is not None:
             worker.kill()
+        self._replaced.set()
+        self._replaced = asyncio.Event()
         self.replaced += 1
         log.warning("thinker: worker process replaced", reason=why, pid=getattr(worker, "pid",
                                                                                 None))
@@ -190,5 +267,8 @@ class Thinker:
         """Kill the worker; one still starting is killed as soon as it has started."""
         self._closed = True
         worker, self.worker = self.worker, None
+        watching, self._watching = self._watching, None
+        if watching is not None:
+            watching.cancel()
         if worker is not None:
             worker.kill()

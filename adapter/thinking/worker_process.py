@@ -59,6 +59,10 @@ WARM_NETWORK = "adapter.thinking.warm_network"
 IPC_ALLOWANCE = 0.05  # seconds of the budget kept for the answer to come back over the pipe
 REAP_EVERY = 0.01  # seconds between two looks at a killed worker whose status is not there yet
 REAP_TRIES = 500  # looks before it is left to multiprocessing's own (at the next start)
+# bytes a job sent to a worker stays under (job_message): a quarter of a Linux pipe's 64 KiB,
+# and the Unix socket pair that multiprocessing.Pipe() makes took some 176 KiB here
+JOB_BOUND = 16 * 1024
+STATUS_TRIES = 10  # looks for a dead worker's status before its end is reported without it
 
 log = get_logger("mjbot.thinker")
 
@@ -141,11 +145,16 @@ def _said_unclean() -> None:
     ran, so the environment could not be changed for its start); nothing where it holds
     none."""
     global _unclean_said
-    if not _unclean_said and any(secret_env.is_secret(k) for k in os.environ):
+    secrets = sorted(k for k in os.environ if secret_env.is_secret(k))
+    if not _unclean_said and secrets:
         _unclean_said = True
-        log.warning("thinker: a worker process (or its fork server) starts with mjbot's "
-                    "environment, secrets included: threads ran before its first start "
-                    "(start_server was not called before the event loop)")
+        # what a user can act on: which secrets, who can see them now, that the worker does
+        # not use them (it was "start_server was not called before the event loop")
+        log.warning("thinker: the policy's worker processes start with mjbot's secrets in "
+                    "their environment (other threads were running, and the environment "
+                    "cannot be changed under them); they use none of them, but anyone who "
+                    "can read a process's environment as your user sees them there, as in "
+                    "mjbot's own", secrets=", ".join(secrets))
 
 
 def warm_modules(policy: object) -> list[str]:
@@ -333,6 +342,17 @@ class _Launch:
         if self.process.pid is not None:  # started: SIGKILL, reaped by multiprocessing later
             with contextlib.suppress(OSError, ValueError):
                 self.process.kill()
+
+
+def job_message(job: int, state: Any, request: Any, legal: list[Any],
+                budget: float | None) -> tuple[Any, ...]:
+    """What :meth:`PolicyWorker.think` sends a worker for one decision. It is sent whole from
+    the event loop (``Connection.send``), which waits only where the pipe cannot take it;
+    a worker is always waiting for its next job then (one that overran was replaced), and a
+    job pickles to under :data:`JOB_BOUND` bytes (the largest of 300 MCR games, 4,879), far
+    under what the pipe takes before a write waits (tests/test_thinking_leftovers6.py checks
+    both, so a job that grows is seen there, not as a loop held in a send)."""
+    return (job, state, request, legal, budget)
 
 
 def _taken(done: asyncio.Future[Any]) -> None:
@@ -554,7 +574,22 @@ class PolicyWorker:
             while conn.poll() and self._frames.read(conn.fileno()):
                 pass
         self._deliver()
-        self._report_end(exit_code(self.process, 0.1))
+        self._unwatch()  # its sentinel stays readable: watched no more while its status comes
+        self._look_for_status(self.process, STATUS_TRIES)
+
+    def _look_for_status(self, process: Any, tries: int) -> None:
+        """Report the end once the exit status is there, looked at every :data:`REAP_EVERY`
+        seconds, never waited for on the loop: a spawned worker's sentinel fires a moment
+        before its status is there, and a fork-server child's status is not readable while
+        another thread reads it (_StatusReadOnce); the loop slept up to 0.1 s in
+        pipe_watch.exit_code for it, every session of the process held. After ``tries``
+        more looks (:data:`STATUS_TRIES` at first) the end is reported with no status."""
+        code = exit_code(process, 0.0)
+        loop = self._loop
+        if code is None and tries > 0 and loop is not None and not loop.is_closed():
+            loop.call_later(REAP_EVERY, self._look_for_status, process, tries - 1)
+            return
+        self._report_end(code)
 
     def _report_end(self, code: int | None) -> None:
         """Say that the process ended (``code``: its exit code, None if not known)."""
@@ -603,7 +638,7 @@ class PolicyWorker:
         budget = None if deadline is None else max(0.0, deadline - self.clock.now()
                                                    - IPC_ALLOWANCE)
         try:
-            conn.send((job, state, request, legal, budget))
+            conn.send(job_message(job, state, request, legal, budget))
         except (OSError, ValueError) as exc:
             return Thought(None, f"{name}: cannot reach its worker process ({exc})", died=True,
                            kind=FallbackKind.FAILED)
