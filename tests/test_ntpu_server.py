@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from adapter.fakes.ntpu_server import CLIENT_COMMAND, MatchNotStarted, run_match
+from adapter.fakes.ntpu_server import CLIENT_COMMAND, MatchNotStarted, MatchResult, run_match
 from adapter.session import Stopped
 from protocols import events as ev
 from replay import replayer
@@ -65,12 +65,24 @@ def test_a_match_between_four_client_processes(tmp_path: Path, transport: str,
     assert claim_order_errors(result.log_path) == []
 
 
-def test_same_seed_same_match(tmp_path: Path) -> None:
-    # two hands: seed 9's table then has wins, deal-ins and points that differ by seat (its
-    # four hands even out to 0 points each)
-    tables = [run_match(2, ["greedy"] * 4, seed=9, transport="stdio", write_log=False,
-                        client_args=["--no-log"]).table() for _ in range(2)]
-    assert tables[0] == tables[1]
+@pytest.fixture(scope="module")
+def seed9(tmp_path_factory: pytest.TempPathFactory) -> tuple[MatchResult, Path]:
+    """Seed 9's two hands between four greedy stdio clients, played once for the module:
+    the match's result and the folder of the clients' game logs (the tests only read them).
+    Two hands: seed 9's table then has wins, deal-ins and points that differ by seat (its
+    four hands even out to 0 points each)."""
+    clients = tmp_path_factory.mktemp("seed9") / "clients"
+    result = run_match(2, ["greedy"] * 4, seed=9, transport="stdio",
+                       client_args=["--log-dir", str(clients)], write_log=False)
+    return result, clients
+
+
+def test_same_seed_same_match(seed9: tuple[MatchResult, Path]) -> None:
+    # the module's seed-9 match against a second one (its clients not logging: what they
+    # write is no part of the play)
+    again = run_match(2, ["greedy"] * 4, seed=9, transport="stdio", write_log=False,
+                      client_args=["--no-log"])
+    assert seed9[0].table() == again.table()
 
 
 def test_a_client_starting_up_is_not_timed_out_on_its_first_ready(tmp_path: Path) -> None:
@@ -269,10 +281,10 @@ def test_a_stop_while_the_clients_are_ended_still_closes_the_match_log(
 
 def test_cli_prints_the_score_table(tmp_path: Path,
                                     capsys: pytest.CaptureFixture[str]) -> None:
-    done = subprocess.run([sys.executable, "-m", "adapter.cli", "ntpu-server", "--hands", "1",
-                           "--clients", "stdio", "--policies", "greedy,greedy,greedy,tsumogiri",
-                           "--log-dir", str(tmp_path), "--json", str(tmp_path / "r.json")],
-                          capture_output=True, text=True, timeout=120)
+    # the server in this process (its clients are still four processes): no signal is sent
+    done = mjbot_here(capsys, "ntpu-server", "--hands", "1", "--clients", "stdio",
+                      "--policies", "greedy,greedy,greedy,tsumogiri", "--log-dir",
+                      str(tmp_path), "--json", str(tmp_path / "r.json"))
     assert done.returncode == 0, done.stderr
     assert "points" in done.stdout and "tsumogiri-4" in done.stdout
     assert (tmp_path / "r.json").exists()
@@ -286,10 +298,9 @@ def test_the_local_server_seats_every_policy_mjbot_ntpu_plays(
     server the `mjbot ntpu --policy mc@KEY=VALUE` (or `nn@FILE`) it plays with: "--policies
     takes four of greedy, mc, ...". Each is now checked as `mjbot ntpu --policy` checks it,
     and a bad one is refused in one line naming what is wrong."""
-    done = subprocess.run([sys.executable, "-m", "adapter.cli", "ntpu-server", "--hands", "1",
-                           "--clients", "stdio", "--policies",
-                           "mc@playouts=8,greedy,greedy,tsumogiri", "--client-budget", "0.5",
-                           "--no-log"], capture_output=True, text=True, timeout=180)
+    done = mjbot_here(capsys, "ntpu-server", "--hands", "1", "--clients", "stdio",
+                      "--policies", "mc@playouts=8,greedy,greedy,tsumogiri",
+                      "--client-budget", "0.5", "--no-log")
     assert done.returncode == 0, done.stderr[-2000:]
     assert "mc@playouts=8-1" in done.stdout
     bad = mjbot_here(capsys, "ntpu-server", "--policies", "mc@playout=8,greedy,greedy,greedy")
@@ -354,17 +365,16 @@ def test_a_client_that_comes_after_the_four_is_refused_at_once(tmp_path: Path) -
     assert not match.is_alive()
 
 
-def test_cli_an_address_it_cannot_listen_on_is_one_line(tmp_path: Path) -> None:
+def test_cli_an_address_it_cannot_listen_on_is_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A port in use (or a --host that is not this machine's): the bind's OSError came out
     of ``mjbot ntpu-server`` as a traceback. One line naming the address, exit 2, and no
     match log for a match that never began."""
     taken = socket.create_server(("127.0.0.1", 0))
     try:
         port = taken.getsockname()[1]
-        done = subprocess.run([sys.executable, "-m", "adapter.cli", "ntpu-server", "--hands",
-                               "1", "--clients", "external", "--port", str(port),
-                               "--log-dir", str(tmp_path)],
-                              capture_output=True, text=True, timeout=60)
+        done = mjbot_here(capsys, "ntpu-server", "--hands", "1", "--clients", "external",
+                          "--port", str(port), "--log-dir", str(tmp_path))
     finally:
         taken.close()
     assert done.returncode == 2, done.stderr
@@ -390,33 +400,33 @@ def test_the_local_server_listens_on_an_ipv6_address(host: str) -> None:
     assert result.exit_codes == [0] * 4
 
 
-def test_no_log_is_passed_on_to_the_clients_it_starts(tmp_path: Path) -> None:
+def test_no_log_is_passed_on_to_the_clients_it_starts(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """``mjbot ntpu-server --no-log`` passed only ``--log-dir`` on, so the four ``mjbot ntpu``
     clients it started wrote their game logs to $MJBOT_LOG_DIR (or ./logs) all the same. With
     ``--no-log`` nothing is written, the server's match log nor the clients' game logs."""
-    root = str(Path(__file__).resolve().parents[1])  # run from tmp_path: ./logs is there
-    env = {**os.environ, "MJBOT_LOG_DIR": str(tmp_path / "env-logs"),
-           "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, "-m", "adapter.cli", "ntpu-server", "--hands", "1",
-                           "--clients", "stdio", "--policies", "greedy,greedy,greedy,tsumogiri",
-                           "--no-log"], capture_output=True, text=True, timeout=120,
-                          cwd=tmp_path, env=env)
+    # the server in this process, from tmp_path (./logs is there); its clients inherit both
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MJBOT_LOG_DIR", str(tmp_path / "env-logs"))
+    done = mjbot_here(capsys, "ntpu-server", "--hands", "1", "--clients", "stdio",
+                      "--policies", "greedy,greedy,greedy,tsumogiri", "--no-log")
     assert done.returncode == 0, done.stderr
     assert "no match log (--no-log)" in done.stdout
     assert sorted(tmp_path.rglob("*")) == []
 
 
-def test_the_game_list_shows_each_clients_points_and_rank(tmp_path: Path) -> None:
+def test_the_game_list_shows_each_clients_points_and_rank(
+        seed9: tuple[MatchResult, Path]) -> None:
     """An NTPU client's log footer held no scores (the server sends none), so `mjbot view`'s
     game list showed no points or rank for any NTPU game. A game played out with every win
     valued now has the scores our rules count in its footer (as /health's last_game has): the
     list's points for each client add up to the server's own table."""
     from adapter.serve.games import GameIndex  # the viewer's list; loaded only here
 
-    result = run_match(2, ["greedy"] * 4, seed=9, transport="stdio",
-                       client_args=["--log-dir", str(tmp_path / "clients")], write_log=False)
+    result, clients = seed9
     assert result.exit_codes == [0, 0, 0, 0]
-    games = GameIndex([str(tmp_path / "clients")]).page("", 0, 500)["games"]
+    games = GameIndex([str(clients)]).page("", 0, 500)["games"]
     assert len(games) == 4 * 2
     for game in games:
         assert game["finished"] and sum(game["scores"]) == 0, game
