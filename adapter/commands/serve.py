@@ -46,14 +46,16 @@ def register(sub: Any) -> None:
 def cmd_serve(args: argparse.Namespace) -> int:
     import asyncio
 
+    from adapter.hostport import parse_host_port
     from adapter.serve.app import serve
     from adapter.serve.config import ConfigError, config_warnings, load
-    from adapter.serve.status import TokenRequired, check_token, parse_address
+    from adapter.serve.status import TokenRequired, check_token
     from adapter.thinking.worker_process import start_server_for
 
     try:
         config = load(args.config)
-        address = parse_address(args.status) if args.status else None
+        address = parse_host_port(args.status, "--status", any_port=True) if args.status \
+            else None
         host = address[0] if address else config.status.host
         check_token(host, config.status.token, config.status.token_env)
     except (ConfigError, TokenRequired, ValueError) as exc:
