@@ -1,0 +1,80 @@
+"""Command-line leftovers: the early SIGTERM line's command words."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from adapter import early_stop
+from adapter.cli import build_parser
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# the program held where its own imports are done and no command has run (the early window)
+STARTING = """
+import sys
+sys.argv = ["mjbot", *{argv!r}]
+import adapter.cli
+print("imported", flush=True)
+sys.stdin.read()
+"""
+
+
+def _stopped_while_starting(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.Popen([sys.executable, "-c", STARTING.format(argv=argv)], cwd=ROOT,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == "imported\n"
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def test_an_early_sigterm_names_the_whole_command_and_no_option_value() -> None:
+    """`mjbot nn iterate` stopped in its first second said `mjbot nn: stopped`; it names the
+    command as typed now, as the command's own lines do, and still no option's value."""
+    done = _stopped_while_starting(["--log-level", "info", "nn", "iterate",
+                                    "--run", "s3cr3t-run"])
+    assert done.returncode == -signal.SIGTERM, done
+    assert done.stderr == "mjbot nn iterate: stopped (SIGTERM)\n", done.stderr
+
+
+@pytest.mark.parametrize(("argv", "named"), [
+    (["models", "eval", "--data", "x"], "models eval"),
+    (["dataset", "import", "--token", "iterate"], "dataset import"),
+    (["nn", "--token", "s3cr3t"], "nn"),  # a value that is no command of nn's: not said
+    (["serve", "conf.toml", "--status", "127.0.0.1:0"], "serve"),  # a positional: not said
+    (["bench", "idleread"], "bench"),  # bench names itself so (a choice, not a command)
+    (["--log-level", "nn", "tenhou"], "tenhou"),
+    ([], ""),
+])
+def test_the_words_taken(argv: list[str], named: str) -> None:
+    assert early_stop._command(argv) == named
+
+
+def test_the_nested_commands_are_the_parsers_own() -> None:
+    """The handler speaks before the parser is built: its table of nested commands is held
+    here to the parser's, so that a command added there is named in full here too."""
+    nested: dict[str, tuple[str, ...]] = {}
+    top = next(a for a in build_parser()._actions
+               if isinstance(a, argparse._SubParsersAction))
+    for name, parser in top.choices.items():
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                nested[name] = tuple(action.choices)
+                assert not any(isinstance(a, argparse._SubParsersAction)
+                               for p in action.choices.values() for a in p._actions)
+    assert nested == early_stop.NESTED
