@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -78,3 +79,36 @@ def test_the_nested_commands_are_the_parsers_own() -> None:
                 assert not any(isinstance(a, argparse._SubParsersAction)
                                for p in action.choices.values() for a in p._actions)
     assert nested == early_stop.NESTED
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_an_arena_stopped_early_or_later_says_it_in_one_wording() -> None:
+    """Stopped in its first second an arena said `mjbot arena: stopped (SIGTERM)`; stopped
+    later (here while its listening seat waits for a bot, the run's own handler set) it said
+    `mjbot: SIGTERM: stopping with what has finished` before its `mjbot arena: stopped
+    (SIGTERM) ...` line. Every stop line now names the command, the signal in brackets."""
+    early = _stopped_while_starting(["arena", "--hands", "1"])
+    assert early.stderr == "mjbot arena: stopped (SIGTERM)\n", early.stderr
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "adapter.cli", "arena", "--policies",
+         f"mjai-tcp:127.0.0.1:{_free_port()},rulebased,rulebased,rulebased", "--hands", "1",
+         "--no-log"], cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert proc.stderr is not None
+        assert "waiting for an mjai client" in proc.stderr.readline()  # the run is under way
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    lines = [line for line in err.splitlines() if line]
+    assert lines == ["mjbot arena: stopping (SIGTERM) with what has finished",
+                     "mjbot arena: stopped (SIGTERM) before the first wall set was finished: "
+                     "no figures"], err
