@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import socket
@@ -112,3 +113,29 @@ def test_an_arena_stopped_early_or_later_says_it_in_one_wording() -> None:
     assert lines == ["mjbot arena: stopping (SIGTERM) with what has finished",
                      "mjbot arena: stopped (SIGTERM) before the first wall set was finished: "
                      "no figures"], err
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_view_stopped_after_start_up_says_so_in_one_line(tmp_path: Path,
+                                                           signum: int) -> None:
+    """`mjbot view` stopped once it listened exited 0 with no line at all (a stop, or a view
+    gone for another reason?); it ends with one line now, `view: stopped` and the signal, as
+    serve ends with `serve: stopped`."""
+    proc = subprocess.Popen([sys.executable, "-m", "adapter.cli", "view", str(tmp_path)],
+                            cwd=ROOT, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert proc.stderr is not None
+        assert "(Ctrl-C to stop)" in proc.stderr.readline()
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    said = json.loads(lines[0])  # stderr is no terminal: a JSON log line, as serve's
+    assert (said["event"], said["signal"]) == ("view: stopped", signal.Signals(signum).name)
