@@ -139,3 +139,56 @@ def test_a_view_stopped_after_start_up_says_so_in_one_line(tmp_path: Path,
     assert len(lines) == 1, err
     said = json.loads(lines[0])  # stderr is no terminal: a JSON log line, as serve's
     assert (said["event"], said["signal"]) == ("view: stopped", signal.Signals(signum).name)
+
+
+def _mjbot(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "adapter.cli", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600,
+                          stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def test_models_eval_refuses_held_out_data_the_models_were_trained_on(tmp_path: Path) -> None:
+    """`models eval --data` took a held-out set of the very datasets the models were trained
+    on (the same folder, a copy, or the same self-play walls, or the same records imported
+    again) and printed in-sample figures without a word, where `nn train --holdout` refuses
+    each. The weights now record their training data's digests and eval checks --data by
+    them as training checks --holdout; weights that record none are warned about."""
+    from tests.shared_data import DATA
+
+    def selfplay(name: str, policies: str, seed: str) -> str:
+        r = _mjbot("selfplay", "--policies", policies, "--hands", "1", "--seed", seed,
+                   "--out", str(tmp_path / name))
+        assert r.returncode == 0, r.stderr
+        return str(tmp_path / name)
+
+    def imported(name: str, *files: Path) -> str:
+        r = _mjbot("dataset", "import", "--out", str(tmp_path / name), *map(str, files))
+        assert r.returncode == 0, r.stderr
+        return str(tmp_path / name)
+
+    train = selfplay("train", "greedy,greedy,greedy,rulebased", "9")
+    same_walls = selfplay("walls", "rulebased,rulebased,rulebased,rulebased", "9")
+    other = selfplay("other", "greedy,greedy,greedy,rulebased", "10")
+    convlog = sorted((DATA / "tenhou" / "convlog_tenhou6_json").glob("*.json"))
+    records = imported("records", *convlog[:4])
+    again = imported("again", *reversed(convlog[:2]))
+    weights = str(tmp_path / "m.npz")
+    r = _mjbot("models", "train", "--variant", "riichi", "--data", train, records, "--out",
+               weights, "--max-decisions", "10", "--epochs", "1")
+    assert r.returncode == 0, r.stderr
+    base = ["models", "eval", "--variant", "riichi", "--model", weights, "--real",
+            str(convlog[5]), "--bootstrap", "0", "--no-cache", "--data"]
+    for held, said in ((train, f"--data {train}: 1 of its shards are ones {weights} was "
+                               "trained on"),
+                       (same_walls, f"--data {same_walls} was dealt the walls {weights} was "
+                                    "trained on (riichi self-play seed 9)"),
+                       (again, f"--data {again}: 2 of its 2 hands are ones {weights} was "
+                               "trained on")):
+        r = _mjbot(*base, held)
+        assert r.returncode == 2 and said in r.stderr, r.stderr
+        assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, r.stderr
+    r = _mjbot(*base, other)
+    assert r.returncode == 0 and "not checked" not in r.stderr, r.stderr
+    r = _mjbot(*base[:5], str(ROOT / "brain" / "data" / "opponents_riichi.npz"), *base[6:],
+               other)  # the shipped weights record no training data: said, then measured
+    assert r.returncode == 0 and "--data not checked against the data" in r.stderr, r.stderr
