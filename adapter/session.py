@@ -45,23 +45,6 @@ class SessionSummary:
     finished: bool = False  # the platform ended the session (/close, the last game's BYE)
 
 
-def parse_server(text: str) -> tuple[str, int]:
-    """``host:port`` (``[::1]:port`` for IPv6, as ``--status`` takes it) -> (host, port);
-    ValueError naming what is wrong."""
-    host, sep, port = text.rpartition(":")
-    if host.startswith("[") and host.endswith("]"):  # the brackets are no part of the name
-        host = host[1:-1]
-    if (not sep or not host or "[" in host or "]" in host
-            or not (port.isascii() and port.isdigit())):
-        raise ValueError(f"--server needs host:port, got {text!r}")
-    # a port is 1..65535 (it said only "needs host:port"); its digits are not read as a
-    # number past 5 of them (4301 made int() fail with Python's own limit's message)
-    digits = port.lstrip("0") or "0"
-    if len(digits) > 5 or not 0 < int(digits) < 65536:
-        raise ValueError(f"--server {text!r}: port {digits} is out of range (1..65535)")
-    return host, int(digits)
-
-
 class Stopped(BaseException):
     """The session was stopped by a signal (SIGINT, SIGTERM); ``signum`` is its number. A
     BaseException, as KeyboardInterrupt is: raised by a signal handler in the middle of a

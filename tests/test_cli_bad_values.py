@@ -225,9 +225,11 @@ def test_a_bundle_output_that_is_a_file_or_missing_models_are_refused(tmp_path, 
 
 
 @pytest.mark.parametrize(("args", "said"), [
-    (["--server", "nohost"], "--server needs host:port, got 'nohost'"),
+    (["--server", "nohost"],
+     "--server needs HOST:PORT ([::1]:PORT for IPv6), got 'nohost': no port"),
     # digits that are no ASCII: int() refused '²' with its own words
-    (["--server", "127.0.0.1:²"], "--server needs host:port, got '127.0.0.1:²'"),
+    (["--server", "127.0.0.1:²"],
+     "--server needs HOST:PORT ([::1]:PORT for IPv6), got '127.0.0.1:²': port '²' is no number"),
     (["--transport", "ws", "--server", "http://127.0.0.1:1"], "a ws:// or wss:// URL"),
     # a WebSocket URL over TCP (it was looked up as the host name 'ws://127.0.0.1')
     (["--server", "ws://127.0.0.1:1"], "needs --transport ws"),

@@ -772,7 +772,7 @@ def test_a_listening_seats_port_that_is_no_port_is_one_line(capsys, port):
     '١٢', listened on port 12): each is the seat's own one line now."""
     status, err = _refusal(capsys, "arena", "--policies",
                            f"mjai-tcp:127.0.0.1:{port},rulebased,rulebased,rulebased")
-    assert status == 2 and "mjai-tcp needs HOST:PORT (a port 1..65535)" in err, err
+    assert status == 2 and "mjai-tcp needs HOST:PORT" in err, err
     assert "int()" not in err and "Exceeds the limit" not in err and err.count("\n") == 1
 
 

@@ -207,7 +207,7 @@ def test_the_command_joins_a_cluster_by_address(cluster, reference, tmp_path):
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--ray", "127.0.0.1:1"], "no Ray cluster at '127.0.0.1:1'"),
-    (["--ray", "nowhere"], "give auto, HOST:PORT or local"),
+    (["--ray", "nowhere"], "got 'nowhere': no port (or auto, or local)"),
     (["--workers", "0"], "--workers must be at least 1"),
 ])
 def test_arena_ray_errors_are_one_line(args, message, capsys):

@@ -78,7 +78,7 @@ def test_a_changed_option_makes_a_different_spec() -> None:
     ("[sessions.a]\nkind = 'chess'\n", 2, "kind must be one of"),
     ("\n[sessions.a]\nenabled = true\n", 2, "needs kind"),
     ("[sessions.a]\nkind = 'ntpu'\n", 1, "needs server"),
-    ("[sessions.a]\nkind = 'ntpu'\nserver = 'nohost'\n", 3, "must be host:port"),
+    ("[sessions.a]\nkind = 'ntpu'\nserver = 'nohost'\n", 3, "needs HOST:PORT"),
     # a port out of range says so (it said only "must be host:port")
     ("[sessions.a]\nkind = 'ntpu'\nserver = 'h:99999'\n", 3, "port 99999 is out of range"),
     ("[sessions.a]\nkind = 'local'\n[sessions.a.limits]\nbreaker_failures = 0\n", 4,

@@ -19,6 +19,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from prometheus_client.parser import text_string_to_metric_families
 
+from adapter.hostport import parse_host_port
 from adapter.serve.config import ConfigError, loads
 from adapter.serve.runners import Outcome, RunContext
 from adapter.serve.status import (
@@ -26,7 +27,6 @@ from adapter.serve.status import (
     TokenRequired,
     check_token,
     is_loopback,
-    parse_address,
 )
 from adapter.serve.supervisor import Supervisor
 from tests.serve_helpers import ROOMY, ServeProcess, stop_process
@@ -217,12 +217,12 @@ def test_a_blank_token_or_a_bad_host_is_refused_at_start() -> None:
 
 
 def test_addresses_and_when_a_token_is_needed() -> None:
-    assert parse_address("127.0.0.1:0") == ("127.0.0.1", 0)
-    assert parse_address("[::1]:8750") == ("::1", 8750)
+    assert parse_host_port("127.0.0.1:0", "--status", any_port=True) == ("127.0.0.1", 0)
+    assert parse_host_port("[::1]:8750", "--status", any_port=True) == ("::1", 8750)
     for bad in ("8750", "host:", ":80", "h:99999", "h:x", "h:\u00b2", "h:\u0663",
                 "h:" + "1" * 5000):
         with pytest.raises(ValueError, match="--status needs HOST:PORT"):
-            parse_address(bad)
+            parse_host_port(bad, "--status", any_port=True)
     assert all(is_loopback(h) for h in ("127.0.0.1", "127.3.2.1", "::1", "localhost"))
     assert not any(is_loopback(h) for h in ("0.0.0.0", "::", "10.0.0.1", "example.org"))
     check_token("127.0.0.1", "")

@@ -12,11 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from adapter.session import open_connection_retrying, parse_server
+from adapter.hostport import parse_host_port
+from adapter.session import open_connection_retrying
 from tests.in_process import mjbot_here
 from tests.line_faults import silent_server
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def parse_server(text: str) -> tuple[str, int]:
+    return parse_host_port(text, "--server")
 
 
 async def test_a_connect_that_gets_no_answer_is_given_up_after_the_timeout() -> None:
@@ -53,7 +58,7 @@ def test_a_server_address_is_read_as_written(text: str, address: tuple[str, int]
 
 @pytest.mark.parametrize("text", ["[]:2000", "[::1]", "[::1:2000", "::1]:2000"])
 def test_a_broken_bracketed_address_is_refused(text: str) -> None:
-    with pytest.raises(ValueError, match="--server needs host:port"):
+    with pytest.raises(ValueError, match="--server needs HOST:PORT"):
         parse_server(text)
 
 
@@ -105,7 +110,7 @@ def test_the_ntpu_client_plays_a_server_at_a_bracketed_ipv6_address(
 async def test_tenhou_over_websocket_plays_a_server_at_a_bracketed_ipv6_address(
         tmp_path: Path) -> None:
     """`mjbot tenhou --transport ws --server [::1]:PORT` builds its ws:// URL from the parsed
-    address: once parse_server took the brackets off, the URL was `ws://::1:PORT` and the
+    address: once the parser took the brackets off, the URL was `ws://::1:PORT` and the
     command ended in websockets' InvalidURI traceback ("hostname isn't provided"), where it
     had played. A whole game on the fake server at [::1]."""
     from adapter.fakes.tenhou_server import FakeTenhouServer

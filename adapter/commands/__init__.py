@@ -8,6 +8,7 @@ at the top: everything a command needs is imported inside its handler.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import sys
@@ -274,6 +275,61 @@ def _require_distinct_contents(data: list[str], holdout: list[str]) -> None:
                     f"--holdout {h}: {both} of its {len(deals[h])} hands are in --data {d} "
                     "(the same records imported in both): the held-out figures would be read "
                     "on hands trained on; hold out records not imported into --data")
+
+
+def training_record(data: list[str]) -> dict[str, list[Any]]:
+    """What a weights file keeps of the datasets it was trained on, so that a later held-out
+    set can be told from them as ``--holdout`` is at training (:func:`require_held_out_from`):
+    their shards' SHA-256, each self-play set's walls (variant, seed), each imported hand's
+    deal (16 hex digits of its SHA-256). Digests only: no path, no record."""
+    shards: set[str] = set()
+    walls: list[list[Any]] = []
+    deals: set[str] = set()
+    for d in data:
+        digests, dealt, source = _dataset_identity(d)
+        shards |= digests
+        if dealt is not None and list(dealt) not in walls:
+            walls.append(list(dealt))
+        if source == "import":
+            deals |= {_deal_digest(x) for x in _deals(d)}
+    return {"shards": sorted(shards), "walls": walls, "deals": sorted(deals)}
+
+
+def require_held_out_from(held: list[str], record: Any, weights: str, option: str) -> None:
+    """Refuse a held-out set (``option``'s folders) that holds what ``weights`` was trained on,
+    as :func:`require_distinct_datasets` refuses a ``--holdout`` of the ``--data``: the same
+    shard, the same self-play walls, the same imported hands. Weights that record nothing of
+    their training data (trained before they did: the shipped ones) cannot be checked: a
+    warning says so."""
+    if not isinstance(record, dict):
+        log().warning(f"{option} not checked against the data {weights} was trained on: the "
+                      "file records none (trained before weights did); held-out figures on "
+                      "a set it was trained on would be in-sample")
+        return
+    shards, walls = set(record.get("shards", [])), record.get("walls", [])
+    deals = set(record.get("deals", []))
+    for h in held:
+        digests, dealt, source = _dataset_identity(h)
+        if both := len(digests & shards):
+            raise UserInputError(f"{option} {h}: {both} of its shards are ones {weights} was "
+                                 "trained on: the held-out figures would be read on training "
+                                 "examples")
+        if dealt is not None and list(dealt) in walls:
+            raise UserInputError(
+                f"{option} {h} was dealt the walls {weights} was trained on ({dealt[0]} "
+                f"self-play seed {dealt[1]}): the held-out figures would be read on the deals "
+                "trained on; play the held-out set on another --seed")
+        if source == "import" and deals:
+            mine = {_deal_digest(x) for x in _deals(h)}
+            if both := len(mine & deals):
+                raise UserInputError(
+                    f"{option} {h}: {both} of its {len(mine)} hands are ones {weights} was "
+                    "trained on (the same records imported): the held-out figures would be "
+                    "read on hands trained on")
+
+
+def _deal_digest(deal: bytes) -> str:
+    return hashlib.sha256(deal).hexdigest()[:16]
 
 
 def _imported_deals(sources: dict[str, object]) -> dict[str, set[bytes]]:

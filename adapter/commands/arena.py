@@ -110,7 +110,7 @@ def cmd_arena(args: argparse.Namespace) -> int:
     config = ArenaConfig(args.variant, names, args.hands, args.seed, workers, log_dir,
                          args.length, seat_limit=args.seat_limit,
                          budget=args.budget, connect_wait=args.connect_wait)
-    stop = StopRequest(stop_after)
+    stop = StopRequest(stop_after, args.command_path)
     with stop.on_signals():  # to the end: a signal never cuts the report being written
         return _run_and_report(args, config, ray, stop)
 

@@ -329,7 +329,7 @@ def cmd_league(args: argparse.Namespace) -> int:
             raise UserInputError(f"--out {out}: not a directory")
         out.mkdir(parents=True, exist_ok=True)
     ray = start_ray(args)
-    stop = StopRequest(stop_after)
+    stop = StopRequest(stop_after, args.command_path)
     with stop.on_signals():  # to the end: a signal never cuts a file or the report
         return _league_and_report(args, given, members, out, ray, stop)
 

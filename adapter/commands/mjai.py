@@ -45,8 +45,9 @@ def cmd_mjai(args: argparse.Namespace) -> int:
     import asyncio
     import signal
 
+    from adapter.hostport import parse_host_port
     from adapter.platforms.mjai import MjaiBot, MjaiSettings, run_stdio, run_tcp
-    from adapter.session import Stopped, parse_server, until_signalled
+    from adapter.session import Stopped, until_signalled
     from adapter.thinking.worker_process import start_server_for
 
     require_policy(args.policy)
@@ -71,7 +72,7 @@ def cmd_mjai(args: argparse.Namespace) -> int:
                 signal.signal(sig, handler)
     else:
         try:
-            host, port = parse_server(args.server)
+            host, port = parse_host_port(args.server, "--server")
         except ValueError as exc:
             raise UserInputError(str(exc)) from None
         start_server_for([args.policy])  # before the loop: see its docstring

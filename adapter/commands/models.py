@@ -19,7 +19,9 @@ from adapter.commands import (
     add_variant_option,
     log,
     require_distinct_datasets,
+    require_held_out_from,
     require_writable,
+    training_record,
 )
 from brain.rules.variant import variant_of
 
@@ -142,6 +144,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else model_path(variant)
     models.meta["load_seconds"] = round(loaded - started, 1)
     models.meta["excluded_policies"] = exclude
+    # what a later `models eval --data` tells its held-out set from (digests, no paths)
+    models.meta["trained_on"] = training_record(args.data)
     models.save(out)
     summary = {"variant": variant, "out": str(out), "decisions": data.decisions,
                "pairs": len(data.tenpai), "ready_pairs": int(data.tenpai.sum()),
@@ -195,6 +199,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
                                args.bootstrap, 0)):
         if value < least:
             raise UserInputError(f"{name} must be at least {least}, got {value}")
+    if args.data:  # a held-out set of what the models were trained on: in-sample figures
+        require_held_out_from(args.data, models.meta.get("trained_on"), str(path), "--data")
     if args.by_style:
         from adapter.opponent_styles import eval_by_style
 

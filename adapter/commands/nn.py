@@ -109,7 +109,7 @@ def cmd_probe_expert(args: argparse.Namespace) -> int:
         load_models(args.variant, config.models)
         if config.fast == "nn":
             require_networks(["nn"], args.variant)
-        stop = StopRequest()
+        stop = StopRequest(command=args.command_path)
         with stop.on_signals():  # SIGTERM / Ctrl-C: the figures of what was searched
             print(f"mjbot nn probe-expert: {args.games} games from seed {args.seed}; SIGTERM "
                   "or Ctrl-C stops the searches and prints the figures so far",
@@ -194,7 +194,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     from adapter.local.stopping import StopRequest, exit_status, stop_reason_text
     from replay.learning.nn.train import StoppedBeforeTraining
 
-    stop = StopRequest(stop_after)
+    stop = StopRequest(stop_after, args.command_path)
     try:
         with stop.on_signals():  # a signal never cuts the weights being written
             result = train(args.variant, args.data, args.out, config, args.holdout, progress,

@@ -79,15 +79,16 @@ def register(sub: Any) -> None:
 def cmd_ntpu(args: argparse.Namespace) -> int:
     import asyncio
 
+    from adapter.hostport import parse_host_port
     from adapter.platforms.ntpu import NtpuBot, NtpuSettings, run_stdio, run_tcp
-    from adapter.session import Stopped, parse_server, until_signalled
+    from adapter.session import Stopped, until_signalled
     from adapter.thinking.worker_process import start_server_for
     from protocols.tiles import NtpuTiles, TileError
 
     require_policy(args.policy)
     try:
         tiles = NtpuTiles(args.honour_order, args.suit_order)
-        server = parse_server(args.server) if args.server else None
+        server = parse_host_port(args.server, "--server") if args.server else None
     except (TileError, ValueError) as exc:
         raise UserInputError(str(exc)) from None
     if args.idle_limit is not None and server is None:

@@ -128,7 +128,7 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
                         connect_wait=args.connect_wait)
     config = SelfPlayConfig(arena, str(Path(args.out).resolve()) if args.out_shared else args.out,
                             args.shard_decisions, args.checkpoint_every)
-    stop = StopRequest(stop_after)
+    stop = StopRequest(stop_after, args.command_path)
     if args.out_shared:  # the Ray workers write the shards: no stop to answer
         return _run_and_report(args, config, ray, stop)
     with stop.on_signals():  # to the end: a signal never cuts a shard or the report

@@ -46,14 +46,16 @@ def register(sub: Any) -> None:
 def cmd_serve(args: argparse.Namespace) -> int:
     import asyncio
 
+    from adapter.hostport import parse_host_port
     from adapter.serve.app import serve
     from adapter.serve.config import ConfigError, config_warnings, load
-    from adapter.serve.status import TokenRequired, check_token, parse_address
+    from adapter.serve.status import TokenRequired, check_token
     from adapter.thinking.worker_process import start_server_for
 
     try:
         config = load(args.config)
-        address = parse_address(args.status) if args.status else None
+        address = parse_host_port(args.status, "--status", any_port=True) if args.status \
+            else None
         host = address[0] if address else config.status.host
         check_token(host, config.status.token, config.status.token_env)
     except (ConfigError, TokenRequired, ValueError) as exc:
@@ -135,8 +137,14 @@ async def _view(folders: list[str], files: list[str], host: str, port: int,
     server = StatusServer(roots=folders, imports=files)
     url = await server.start(host, port)
     done = asyncio.Event()
+    received: list[str] = []
+
+    def stop(sig: signal.Signals) -> None:
+        received.append(sig.name)
+        done.set()
+
     for sig in (signal.SIGINT, signal.SIGTERM):  # on every loop (Windows' too), before the
-        on_signal(sig, done.set)  # line that says Ctrl-C stops it
+        on_signal(sig, stop, sig)  # line that says Ctrl-C stops it
     print(f"mjbot view: {url}games  (Ctrl-C to stop)", file=sys.stderr, flush=True)
     opener = BrowserOpener(url + "games") if open_browser else None
     if opener:
@@ -150,5 +158,7 @@ async def _view(folders: list[str], files: list[str], host: str, port: int,
             if ended:
                 log().info("view: ended the browser it started", pids=ended)
         await server.stop()
+    # its last line, as serve's (it ended with none, exit 0: stopped, or gone?)
+    log().info("view: stopped", signal=received[0] if received else None)
     return 0
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from adapter import secret_env
+from adapter.hostport import parse_host_port
 from adapter.secret_env import is_secret
 
 INSTALL_HINT = "pip install 'mjbot[ray]'"
@@ -83,15 +84,16 @@ def connect(address: str, cpus: int | None = None) -> RayCluster:
 
 def _reachable(address: str) -> None:
     """A ``HOST:PORT`` that nothing answers is refused at once (Ray itself waits minutes)."""
-    host, _, port = address.rpartition(":")
     if address == "auto" or "://" in address:
         return
-    if not host or not port.isdigit():
-        raise RayUnavailable(f"--ray {address!r}: give auto, HOST:PORT or local")
+    try:
+        host, port = parse_host_port(address, "--ray")
+    except ValueError as exc:  # 'h:²' was int()'s own "invalid literal" (isdigit took it)
+        raise RayUnavailable(f"{exc} (or auto, or local)") from None
     import socket
 
     try:
-        socket.create_connection((host, int(port)), timeout=5).close()
+        socket.create_connection((host, port), timeout=5).close()
     except OSError as exc:
         raise RayUnavailable(f"no Ray cluster at {address!r} ({exc.strerror or exc}); start "
                              "one with `ray start --head` or use --ray local") from None

@@ -33,11 +33,13 @@ from replay.dataset.stats import stop_reason_text as stop_reason_text  # one wor
 
 class StopRequest:
     """Why the run should stop ("time", "SIGTERM", "SIGINT"), or "" to go on; calling it
-    asks (and notes a passed deadline). The first reason given stays."""
+    asks (and notes a passed deadline). The first reason given stays. ``command``: the words
+    its note on a signal names (``arena``), as the run's other lines do."""
 
-    def __init__(self, stop_after: float | None = None) -> None:
+    def __init__(self, stop_after: float | None = None, command: str = "") -> None:
         self.deadline = None if stop_after is None else time.monotonic() + stop_after
         self.reason = ""
+        self.command = command
 
     def __call__(self) -> str:
         if not self.reason and self.deadline is not None and time.monotonic() >= self.deadline:
@@ -53,7 +55,10 @@ class StopRequest:
         # whose parent was killed outright, its stderr a pipe to it), the error ended that
         # game as a referee error in the dataset
         with contextlib.suppress(OSError):
-            os.write(2, f"\nmjbot: {name}: stopping with what has finished"
+            # one wording with the run's other stop lines, and the one SIGTERM in its first
+            # second gets: `mjbot arena: stopped (SIGTERM)` (this said `mjbot: SIGTERM: ...`)
+            os.write(2, f"\nmjbot{' ' + self.command if self.command else ''}: stopping "
+                        f"({name}) with what has finished"
                         f"{' (Ctrl-C again: at once)' if name == 'SIGINT' else ''}\n".encode())
 
     @contextlib.contextmanager

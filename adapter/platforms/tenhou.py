@@ -35,6 +35,7 @@ from typing import Any
 import structlog
 
 from adapter import secret_env
+from adapter.hostport import format_host_port, parse_host_port
 from adapter.session import (
     PlatformSession,
     SessionSummary,
@@ -42,7 +43,6 @@ from adapter.session import (
     Stopped,
     dropped_line,
     idle_limited,
-    parse_server,
     think_and_log,
     until_signalled,
 )
@@ -537,10 +537,10 @@ class TenhouBot(PlatformSession):
 
 class _Tcp:
     def __init__(self, server: str) -> None:
-        if "://" in server:  # parse_server took "ws://host" for a host name
+        if "://" in server:  # a URL: say which transport takes one
             raise ValueError(f"--server for --transport tcp is host:port, not {server!r} (a "
                              "ws:// or wss:// URL needs --transport ws)")
-        self.host, self.port = parse_server(server)
+        self.host, self.port = parse_host_port(server, "--server")
         self.stream = TagStream()
         self.writer: asyncio.StreamWriter | None = None
 
@@ -589,10 +589,8 @@ class _WebSocket:
             if "://" in url:
                 raise ValueError(f"--server for --transport ws is a ws:// or wss:// URL or "
                                  f"host:port, not {url!r}")
-            host, port = parse_server(url)  # a bare host:port is a plain ws:// address
-            if ":" in host:  # IPv6: bracketed in a URL (parse_server takes them off)
-                host = f"[{host}]"
-            url = f"ws://{host}:{port}"
+            # a bare host:port is a plain ws:// address (an IPv6 host bracketed in it)
+            url = "ws://" + format_host_port(*parse_host_port(url, "--server"))
         self.url = url
         self.connection: Any = None
         self.scrub = scrub or Scrubber()

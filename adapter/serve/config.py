@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from adapter import secret_env
+from adapter.hostport import HINT, parse_host_port
 from adapter.serve.tomlines import key_lines, line_of
 from brain.rules.variant import VARIANT_NAMES
 
@@ -216,15 +217,9 @@ def _policies(count: int) -> Check:
 
 
 def _host_port(v: Any) -> str:
-    from adapter.session import parse_server
-
     if not isinstance(v, str):
-        raise ValueError("must be a string host:port")
-    try:
-        parse_server(v)
-    except ValueError as exc:  # a port out of range says so (it said "must be host:port")
-        raise ValueError("must be host:port" if "needs host:port" in str(exc)
-                         else str(exc).replace(f"--server {v!r}: ", "")) from None
+        raise ValueError(f"needs {HINT}, a string")
+    parse_host_port(v, "")  # the reader names the key (and its line) before the message
     return v
 
 

@@ -373,11 +373,11 @@ async def run_tenhou(spec: SessionSpec, ctx: RunContext) -> Outcome:
 
 
 async def run_ntpu(spec: SessionSpec, ctx: RunContext) -> Outcome:
+    from adapter.hostport import parse_host_port
     from adapter.platforms.ntpu import NtpuBot, NtpuSettings, run_tcp
-    from adapter.session import parse_server
     from protocols.tiles import NtpuTiles
 
-    host, port = parse_server(spec.option("server"))
+    host, port = parse_host_port(spec.option("server"), "server")
     tiles = NtpuTiles(spec.option("honour_order", "ESWNCFP"), spec.option("suit_order", "mps"))
     bot = NtpuBot(NtpuSettings(policy=spec.policy, budget=spec.option("budget", 2.0),
                                tiles=tiles, log_dir=ctx.log_dir))
@@ -387,10 +387,10 @@ async def run_ntpu(spec: SessionSpec, ctx: RunContext) -> Outcome:
 
 
 async def run_mjai(spec: SessionSpec, ctx: RunContext) -> Outcome:
+    from adapter.hostport import parse_host_port
     from adapter.platforms.mjai import IDLE_LIMIT, MjaiBot, MjaiSettings, run_tcp
-    from adapter.session import parse_server
 
-    host, port = parse_server(spec.option("server"))
+    host, port = parse_host_port(spec.option("server"), "server")
     bot = MjaiBot(MjaiSettings(policy=spec.policy, budget=spec.option("budget", 1.5),
                                name=spec.option("name", "mjbot"),
                                room=spec.option("room", "default"), log_dir=ctx.log_dir))

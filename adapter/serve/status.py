@@ -95,15 +95,6 @@ def check_token(host: str, token: str, variable: str = TOKEN_ENV) -> None:
             "or listen on 127.0.0.1")
 
 
-def parse_address(text: str) -> tuple[str, int]:
-    """``HOST:PORT`` (``[::1]:PORT`` for IPv6) -> (host, port); port 0 picks a free one."""
-    host, sep, port = text.rpartition(":")
-    if not sep or not host or not (port.isascii() and port.isdigit()) or len(port) > 5 \
-            or int(port) > 65535:
-        raise ValueError(f"--status needs HOST:PORT (port 0 picks a free one), got {text!r}")
-    return host.strip("[]"), int(port)
-
-
 def cookie_value(token: str) -> str:
     """What the login cookie holds: an HMAC of the token (a copied cookie does not give the
     token away, and the value is plain hex whatever the token's characters)."""

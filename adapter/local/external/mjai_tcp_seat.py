@@ -23,6 +23,7 @@ import json
 import time
 from typing import Any
 
+from adapter.hostport import parse_host_port
 from adapter.local.external.mjai_seat import MjaiSeat, no_answer
 from adapter.local.external.process import LineProcess, LineSocket, SeatFault
 from protocols import events as ev
@@ -34,15 +35,9 @@ ANSWER_LIMIT = 60.0  # the original mjai server's, per answer
 
 
 def parse_address(text: str) -> tuple[str, int]:
-    """``HOST:PORT`` -> (host, port); ValueError naming what is wrong."""
-    host, sep, port = text.rpartition(":")
-    # ASCII digits only ('²' and '١٢' are digits to str.isdigit), and at most five of them
-    # before int(): a port of thousands of digits met int()'s own limit's message
-    digits = port.lstrip("0") or "0"
-    if (not sep or not host or not (port.isascii() and port.isdigit())
-            or len(digits) > 5 or not 0 < int(digits) < 65536):
-        raise ValueError(f"mjai-tcp needs HOST:PORT (a port 1..65535), got {text!r}")
-    return host.strip("[]"), int(digits)
+    """The seat's ``HOST:PORT`` -> (host, port); ValueError naming what is wrong. Port 0 is
+    refused: the bot could not know where to connect."""
+    return parse_host_port(text, "mjai-tcp")
 
 
 class MjaiTcpSeat(MjaiSeat):
