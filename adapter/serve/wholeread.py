@@ -59,6 +59,10 @@ class ChildDied(ChildGone):
             name = f"signal {signal_number}"
         super().__init__(f"the reading process died on the log (killed by {name})")
         self.how = f"killed by {name}"
+        self.signal_number = signal_number
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickle would call __init__(message)
+        return type(self), (self.signal_number,), self.__dict__
 
 
 def read_here(path: str) -> str:
