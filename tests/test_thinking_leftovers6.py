@@ -15,6 +15,7 @@ import signal
 import struct
 import sys
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from multiprocessing.connection import wait
 from multiprocessing.reduction import ForkingPickler
 from pathlib import Path
@@ -332,3 +333,34 @@ async def test_a_thinker_given_a_longer_start_keeps_a_slow_worker_that_long(
     finally:
         go.touch()
         thinker.close()
+
+
+async def test_a_worker_whose_start_waited_past_the_bound_is_not_killed_as_it_is_forked(
+        tmp_path: Path) -> None:
+    """The stall bound was timed from the start asked, so a start that waited past it (for
+    the fork server's first preload, or for a thread of the loop's executor, which every
+    session of `mjbot serve` shares) had its worker killed the moment it was forked, before
+    it could load, and counted as stalled (three such in a row: the fallback for good). It
+    is timed from the process's existence now: the worker loads and is kept."""
+    executor = ThreadPoolExecutor(max_workers=1)
+    asyncio.get_running_loop().set_default_executor(executor)
+    busy = threading.Event()
+    held = asyncio.ensure_future(asyncio.to_thread(busy.wait, GUARD))  # its one thread taken
+    thinker, clock = _on_a_manual_clock(SlowThinker(tmp_path / "n", times=0))
+    try:
+        with capture_logs() as logs:
+            thinker.warm()
+            await asyncio.sleep(0.1)
+            assert thinker.worker is None, "started without a thread"
+            clock.advance(READY_WITHIN + 1.0)  # the start waits past the bound
+            busy.set()
+            await held
+            await _until(lambda: thinker.replaced > 0 or (
+                thinker.worker is not None and thinker.worker.pid is not None))
+            await asyncio.sleep(0.1)
+        assert thinker.replaced == 0 and thinker.stalled == 0, logs
+        assert thinker.worker is not None and thinker.worker.pid is not None
+    finally:
+        busy.set()
+        thinker.close()
+        executor.shutdown(wait=False)

@@ -37,12 +37,13 @@ log = get_logger("mjbot.thinker")
 # after it), while a session's first worker, its fork server started cold, took 0.8 s on an
 # idle machine and over 2 s on a busy one, so the first decisions fell back as not ready
 READY_BEFORE_CONNECT = 10.0
-# seconds from a worker's start to its "ready" after which it is taken for stalled, killed and
-# replaced: the wait before connecting, the start budget a session gives its worker (a start
-# took 0.05 s idle and up to 2.3 s beside twelve busy loops; NTPU allows 30 s for the first
-# /ready); shorter, a slow but healthy start on a busy machine would be killed for a fresh one
-# no faster. A worker stalled before it is ready (a policy whose load hangs) otherwise never
-# was replaced, and every decision of the session fell back as not ready
+# seconds from a worker process's start (once forked or spawned) to its "ready" after which it
+# is taken for stalled, killed and replaced: the wait before connecting, the start budget a
+# session gives its worker (a start took 0.05 s idle and up to 2.3 s beside twelve busy loops;
+# NTPU allows 30 s for the first /ready); shorter, a slow but healthy start on a busy machine
+# would be killed for a fresh one no faster. A worker stalled before it is ready (a policy
+# whose load hangs) otherwise never was replaced, and every decision of the session fell back
+# as not ready
 READY_WITHIN = READY_BEFORE_CONNECT
 # workers in a row not ready in READY_WITHIN before the session stops starting them and plays
 # its fallback policy for the rest (each try costs READY_WITHIN seconds of not-ready decisions)
@@ -166,7 +167,6 @@ class Thinker:
     async def _start(self) -> PolicyWorker:
         later = self._launched > 0
         self._launched += 1
-        began = self.brain.clock.now()
         worker = PolicyWorker(self.brain.policy, self.brain.clock,
                               self.later_ready.append if later else None, self.start_method,
                               pipe_thread=bool(self.pipe_thread))
@@ -175,8 +175,12 @@ class Thinker:
             worker.kill()
         else:
             self.worker = worker
+            # timed from the process's existence, not from the start asked: a start that
+            # waited (for the fork server's first preload, for a free thread of the loop's
+            # executor, which every session of `mjbot serve` shares) past the bound had its
+            # worker killed the moment it was forked, before it could load, as "stalled"
             self._watching = asyncio.ensure_future(
-                self._watch_ready(worker, began + self.ready_within))
+                self._watch_ready(worker, self.brain.clock.now() + self.ready_within))
         return worker
 
     async def _watch_ready(self, worker: PolicyWorker, until: float) -> None:
