@@ -13,13 +13,14 @@ from replay import replayer
 HAND = "111 112 113 121 122 123 131 132 133 141 142 143 151 152 153 161"
 
 
-@pytest.mark.parametrize("owed", ["/ready", "/mo 171\n/ask throw"])
+@pytest.mark.parametrize("owed", ["/ready", "/mo 171\n/ask throw", "/exit\n/ready"])
 def test_ntpu_stdio_whose_referee_stops_reading_exits_1_saying_so(tmp_path: Path,
                                                                    owed: str) -> None:
     """`mjbot ntpu --stdio` whose referee closed its end of our stdout (EPIPE on a reply):
     a lost ``/ready`` answer ended the session as the input's end does (exit 0, as after a
     finished match) and a lost ``/throw`` said only "[Errno 32] Broken pipe". Both now exit 1
-    with one line saying the referee went away, and the game's log says it was cut."""
+    with one line saying the referee went away, and the game's log says it was cut, also
+    between two hands (it read as a game played to its end)."""
     proc = subprocess.Popen([sys.executable, "-m", "adapter.cli", "ntpu", "--stdio",
                              "--log-dir", str(tmp_path)], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
