@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from replay import replayer
+from tests.shared_data import LAB_REFEREE
 
 HAND = "111 112 113 121 122 123 131 132 133 141 142 143 151 152 153 161"
 
@@ -46,3 +47,33 @@ def test_ntpu_stdio_whose_referee_stops_reading_exits_1_saying_so(tmp_path: Path
     assert "Traceback" not in err and "Exception ignored" not in err
     (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
     assert replayer.summarize(replayer.load(str(path)))["unfinished"]
+
+
+def test_replay_of_an_ntpu_log_says_how_its_seats_match_ntpus(tmp_path: Path) -> None:
+    """NTPU numbers its seats 1..4 and our client's log file names keep its number
+    (``...-seat2``, from ``/start MJ 2``); `mjbot replay` counts from 0 as for every platform
+    and showed that game as ``seat 1`` with nothing to say the two differ. The replay now
+    says it beside the seat: ``seat 1 (NTPU seat 2: ...)``, the file's number. The file names
+    are unchanged (logs already written keep reading as before)."""
+    done = subprocess.run([sys.executable, "-m", "adapter.cli", "ntpu", "--stdio",
+                           "--log-dir", str(tmp_path)],
+                          input=f"/start MJ 2 mjbot\n/initGame east east 1 1 0\n"
+                                f"/initCard {HAND}\n/exit\n/close\n",
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
+    assert path.name.endswith("-seat2.mjlog.msgpack")  # NTPU's own number, as before
+    shown = subprocess.run([sys.executable, "-m", "adapter.cli", "replay", str(path)],
+                           capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    assert shown.stdout.splitlines()[0] == (
+        f"{path}  [ntpu, taiwan16] seat 1 (NTPU seat 2: NTPU counts from 1, replay from 0)  "
+        "- / - / - / -")
+
+
+def test_replay_of_the_lab_referees_player_log_names_its_ntpu_seat() -> None:
+    """A real NTPU command log the lab referee wrote for its player 1 (../shared/data): seat 0
+    in the replay, which now says it is NTPU seat 1 (tests/data/shared holds a copy)."""
+    summary = replayer.summarize(replayer.load(LAB_REFEREE / "MJServerLog_1795525321_Player1.log"))
+    assert (summary["seat"], summary["platform_seat"]) == (0, 1)
+    assert " seat 0 (NTPU seat 1: " in replayer.format_summary(summary).splitlines()[0]
