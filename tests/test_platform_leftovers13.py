@@ -8,8 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from protocols import events as ev
 from replay import replayer
+from replay.yaku_names import english
 from tests.shared_data import LAB_REFEREE
+from tests.table_helpers import events_of, layout_wall, play_hand, take_when_legal
 
 HAND = "111 112 113 121 122 123 131 132 133 141 142 143 151 152 153 161"
 
@@ -77,3 +80,36 @@ def test_replay_of_the_lab_referees_player_log_names_its_ntpu_seat() -> None:
     summary = replayer.summarize(replayer.load(LAB_REFEREE / "MJServerLog_1795525321_Player1.log"))
     assert (summary["seat"], summary["platform_seat"]) == (0, 1)
     assert " seat 0 (NTPU seat 1: " in replayer.format_summary(summary).splitlines()[0]
+
+
+def test_score_of_a_non_dealers_self_draw_shows_the_dealers_extra_tai() -> None:
+    """Taiwan: on a non-dealer's self-draw the dealer pays 莊家, one tai more than the others
+    (../shared/rules/taiwan16.md: "dealer wins, or pays"). `mjbot score` showed the payment in
+    the deltas but a value line without it (value 7, the dealer paying 8 tai's worth); it now
+    names it beside the items, and the dealer's payment is what value and items say."""
+    done = subprocess.run([sys.executable, "-m", "adapter.cli", "score", "--variant",
+                           "taiwan16", "--win", "9s", "--seat", "1", "--dealer", "0",
+                           "123456789m123p11s789s"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    value, deltas = done.stdout.splitlines()
+    assert value == "value 7: 門清自摸 3, 一條龍 4, 莊家 1 paid by the dealer alone"
+    assert deltas == f"deltas {[-(1000 + 500 * 8), 3 * 1000 + 500 * 22, -4500, -4500]}"
+
+
+def test_a_non_dealers_self_draw_at_the_table_names_the_dealers_extra_tai() -> None:
+    """The local table's win (what `mjbot replay` shows of a Taiwan game, the viewer and the
+    ntpu-server's log too): its items name the dealer's extra tai that its deltas hold; a
+    dealer's own win and a win on another seat's discard are as they were."""
+    # seat 1: 123m456m789m123p456p + 7p waits on 7p alone; every seat throws what it draws,
+    # and seat 1's second draw is the 7p (its first would be 地胡): 門清自摸 3 + 一條龍 4 = 7
+    # tai, the dealer paying 8
+    wall = layout_wall("taiwan16", [
+        "1234567z22s33s44s55s6s", "123m456m789m123p456p7p", "2345678m2345678s8s9s",
+        "999m888p99s3z4z5z6z7z7s7s8s"], draws="1z2z3z4z1z7p")
+    _, seats = play_hand("taiwan16", wall, {1: take_when_legal(ev.Win)})
+    (win,) = events_of(seats[0], ev.RoundWon)
+    assert (win.winner, win.from_seat, win.value) == (1, None, 7)
+    assert win.yaku == ("門清自摸(3)", "一條龍(4)", "莊家(1, paid by the dealer alone)")
+    assert [english(item, "taiwan16") for item in win.yaku] == [
+        "Concealed Self-Draw", "Pure Straight", "Dealer"]  # the viewer's names still found
+    assert win.deltas == (-(1000 + 500 * 8), 3 * 1000 + 500 * 22, -4500, -4500)

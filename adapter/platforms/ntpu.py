@@ -228,7 +228,7 @@ class NtpuBot(CodecSession):
         else:
             self.tally = [t + d for t, d in zip(self.tally, score.deltas, strict=True)]
         whose = "our win" if won.winner == self.state.seat else f"seat {won.winner}'s win"
-        items = " ".join(f"{n}({v})" for n, v in score.items) if score is not None else ""
+        items = " ".join(score.item_texts()) if score is not None else ""
         text = (f"{whose} by mjbot's rules: {score.value} tai{', ' + items if items else ''}"
                 + ("" if won.winner == self.state.seat else
                    f"; deltas {list(score.deltas)} (computed by mjbot, not sent by the server)")
