@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import socket
+import struct
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from structlog.testing import capture_logs
 
+from adapter.platforms.tenhou import TenhouBot, TenhouSettings, run
 from protocols import events as ev
 from replay import replayer
 from replay.yaku_names import english
 from tests.shared_data import LAB_REFEREE
 from tests.table_helpers import events_of, layout_wall, play_hand, take_when_legal
+from tests.test_tenhou_client import _ScriptedServer
 
 HAND = "111 112 113 121 122 123 131 132 133 141 142 143 151 152 153 161"
 
@@ -113,3 +120,58 @@ def test_a_non_dealers_self_draw_at_the_table_names_the_dealers_extra_tai() -> N
     assert [english(item, "taiwan16") for item in win.yaku] == [
         "Concealed Self-Draw", "Pure Straight", "Dealer"]  # the viewer's names still found
     assert win.deltas == (-(1000 + 500 * 8), 3 * 1000 + 500 * 22, -4500, -4500)
+
+
+async def test_tenhou_bye_after_the_hand_is_logged_as_said_only_once_it_went(
+        tmp_path: Path) -> None:
+    """A stop asked for in a hand (serve's stop: BYE once the hand is over), and the server
+    resets the line right after the hand's end: the BYE cannot go. The client logged
+    "stopped after the hand, said BYE" (and noted it in the game log) when it decided to say
+    it, before the send; it now says so only once the BYE has gone, and here that it was not
+    sent. The same stop on a line that stays up still logs it as said."""
+    for reset in (True, False):
+        folder = tmp_path / str(reset)
+        bot_box: list[TenhouBot] = []
+        got: list[str] = []
+
+        async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                         reset: bool = reset, bot_box: list[TenhouBot] = bot_box,
+                         got: list[str] = got) -> None:
+            server = _ScriptedServer(reader, writer)
+            try:
+                await server.log_in_to_a_game()
+                hand = {0, 4, 8, 36, 40, 44, 72, 76, 80, 108, 112, 116, 124}
+                await server.send('<INIT seed="0,0,0,1,4,20" ten="250,250,250,250" oya="0" '
+                                  f'hai="{",".join(map(str, sorted(hand)))}"/>')
+                await server.our_turn(5, hand)
+                (bot,) = bot_box
+                bot.stop_requested = True
+                assert bot.leave_after_hand()  # the hand is in play: BYE at its end
+                writer.write(b'<RYUUKYOKU ba="0,0" sc="250,0,250,0,250,0,250,0" />\0')
+                if reset:  # in the same step: the reset is there before the client reads
+                    sock = writer.get_extra_info("socket")
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                    struct.pack("ii", 1, 0))
+                    writer.transport.abort()
+                    return
+                await server.expect("BYE")
+                got.append("BYE")
+            finally:
+                writer.close()
+
+        listener = await asyncio.start_server(client, "127.0.0.1", 0)
+        port = listener.sockets[0].getsockname()[1]
+        settings = TenhouSettings(server=f"127.0.0.1:{port}", log_dir=str(folder), budget=1.0,
+                                  reconnect_tries=0)
+        bot = TenhouBot(settings)
+        bot_box.append(bot)
+        with capture_logs() as logs:
+            async with listener:
+                with contextlib.suppress(ConnectionError):
+                    await asyncio.wait_for(run(settings, bot), 60)
+        events = [entry["event"] for entry in logs]
+        assert bot.left
+        said = "tenhou: stopped after the hand, said BYE" in events
+        assert said is not reset, events
+        assert ("tenhou: stopped after the hand, BYE not sent" in events) is reset, events
+        assert got == ([] if reset else ["BYE"])
