@@ -8,12 +8,17 @@ import socket
 import struct
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 from structlog.testing import capture_logs
 
+from adapter.bench.botstart import ENV, bare_runtime, late_turn
+from adapter.platforms.botzone_bundle import build_botzone_bundle
 from adapter.platforms.tenhou import TenhouBot, TenhouSettings, run
+from brain.shipped import DATA, Packed, pack_arrays
 from protocols import events as ev
 from replay import replayer
 from replay.yaku_names import english
@@ -175,3 +180,48 @@ async def test_tenhou_bye_after_the_hand_is_logged_as_said_only_once_it_went(
         assert said is not reset, events
         assert ("tenhou: stopped after the hand, BYE not sent" in events) is reset, events
         assert got == ([] if reset else ["BYE"])
+
+
+@pytest.mark.parametrize("policy, reader", [("mc", "brain.opponents.models"),
+                                            ("nn", "brain.nn.network")])
+def test_an_mc_or_nn_botzone_turn_imports_no_zipfile(tmp_path: Path, policy: str,
+                                                     reader: str) -> None:
+    """The ``mc`` and ``nn`` zips carried their weights as ``.npz`` files, a zip each: np.load
+    imported zipfile (with shutil, bz2, lzma) in every one-shot turn, and the loaders imported
+    it at their top for one exception type. The zip now carries each as plain ``.npy``
+    records (brain/shipped.py) and the loaders import zipfile only to match an error: the
+    turn, run as Botzone runs it, imports none, and answers."""
+    python = bare_runtime(tmp_path / "runtime")
+    zipped = build_botzone_bundle(tmp_path / "zip", policy=policy)
+    with zipfile.ZipFile(zipped) as zf:
+        weights = [n for n in zf.namelist() if n.startswith("brain/data/")
+                   and not n.startswith("brain/data/shanten_tables/")]
+    assert weights == [f"brain/data/{'opponents' if policy == 'mc' else 'nn'}_mcr.arrays"]
+    # -X importtime: an mc turn whose playout thread is abandoned at its deadline ends with
+    # os._exit (adapter/platforms/botzone.end_process), before any code at exit could list them
+    done = subprocess.run([python, "-X", "importtime", str(zipped), "--no-keep-running"],
+                          input=late_turn(4), capture_output=True, text=True, timeout=120,
+                          env=ENV)
+    assert done.returncode == 0 and done.stdout.startswith("PLAY "), done.stderr[-2000:]
+    modules = {line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines()
+               if line.startswith("import time:")}
+    assert reader in modules and "brain.shanten" in modules, modules
+    assert "zipfile" not in modules
+    assert "mjbot botzone:" not in done.stderr  # no note: the weights were read, no fallback
+
+
+@pytest.mark.parametrize("name", ["opponents_mcr.npz", "nn_mcr.npz"])
+def test_packed_weights_read_back_as_their_npz_and_a_damaged_one_is_named(name: str) -> None:
+    """What the zip carries reads back as the .npz held it, array for array; a damaged member
+    (zipimport checks no CRC) is a ValueError naming it, not weights read wrong."""
+    path = DATA / name
+    data = pack_arrays(path)
+    with np.load(path, allow_pickle=False) as npz:
+        want = {k: npz[k] for k in npz.files}
+    got = Packed(data, "brain/data/x.arrays").arrays()
+    assert list(got) == list(want)
+    assert all(np.array_equal(got[k], want[k]) and got[k].dtype == want[k].dtype for k in want)
+    damaged = bytearray(data)
+    damaged[-5] ^= 0xFF
+    with pytest.raises(ValueError, match=r"brain/data/x.arrays is damaged"):
+        Packed(bytes(damaged), "brain/data/x.arrays").arrays()
