@@ -1,13 +1,20 @@
 """The weights shipped in brain/data, found wherever the package lives: a file in a checkout
 or an install, bytes read through the import system inside a zip (the Botzone upload), where
-there is no file path to open."""
+there is no file path to open.
+
+The Botzone zip carries them packed (:func:`pack_arrays`: plain ``.npy`` records one after
+the other), not as the ``.npz`` itself: an ``.npz`` is a zip, and np.load of one imported
+zipfile (with pathlib, shutil, bz2, lzma), about 8 ms of CPU in every one-shot turn of an
+``mc`` or ``nn`` bot (`mjbot bench botstart --policy mc`), where nothing else needs it."""
 
 from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import pkgutil
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -15,18 +22,66 @@ from typing import Any, BinaryIO
 import numpy as np
 
 DATA = Path(__file__).resolve().parent / "data"
+PACKED_SUFFIX = ".arrays"  # an .npz's arrays as a bundle carries them: name.npz -> name.arrays
 
 
-def shipped(name: str) -> Path | io.BytesIO | None:
-    """brain/data/NAME as a path or, inside a zip, as bytes; None where it is not shipped."""
+class Packed:
+    """An ``.npz``'s arrays as :func:`pack_arrays` wrote them (read with :meth:`arrays`)."""
+
+    def __init__(self, data: bytes, name: str) -> None:
+        self.data = data
+        self.name = name  # brain/data/NAME.arrays, for what a damaged one is called
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The arrays by name, as the ``.npz`` held them; ValueError naming the member for
+        one damaged or cut (their CRC-32 is checked: zipimport checks none)."""
+        try:
+            f = io.BytesIO(self.data)
+            head = json.loads(np.load(f, allow_pickle=False).tobytes().decode())
+            if zlib.crc32(self.data[f.tell():]) != head["crc32"]:
+                raise ValueError("their CRC-32 does not match")
+            return {str(name): np.load(f, allow_pickle=False) for name in head["names"]}
+        except (ValueError, EOFError, KeyError, TypeError, UnicodeDecodeError) as exc:
+            raise ValueError(f"{self.name} is damaged ({exc}): rebuild the bundle") from None
+
+
+def bad_zip_file() -> type[Exception]:
+    """zipfile.BadZipFile, imported only when an except clause asks for it (an error is
+    being matched): the loaders' top-level `import zipfile` was paid in every Botzone turn."""
+    import zipfile
+
+    return zipfile.BadZipFile
+
+
+def pack_arrays(path: str | Path) -> bytes:
+    """The arrays of the ``.npz`` at ``path`` as plain ``.npy`` records, a JSON head first
+    (their names, and the CRC-32 of the records after it): read back without zipfile."""
+    with np.load(path, allow_pickle=False) as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    body = io.BytesIO()
+    for array in arrays.values():
+        np.save(body, array, allow_pickle=False)
+    head = io.BytesIO()
+    text = json.dumps({"names": list(arrays), "crc32": zlib.crc32(body.getvalue())})
+    np.save(head, np.frombuffer(text.encode(), dtype=np.uint8))
+    return head.getvalue() + body.getvalue()
+
+
+def shipped(name: str) -> Path | io.BytesIO | Packed | None:
+    """brain/data/NAME as a path or, inside a zip, as bytes (packed by :func:`pack_arrays`
+    where the bundle carries it so); None where it is not shipped."""
     path = DATA / name
     if path.is_file():
         return path
-    try:
-        data = pkgutil.get_data("brain", f"data/{name}")
-    except OSError:
-        return None
-    return io.BytesIO(data) if data else None
+    for member in ([name[:-len(".npz")] + PACKED_SUFFIX] if name.endswith(".npz") else []) \
+            + [name]:
+        try:
+            data = pkgutil.get_data("brain", f"data/{member}")
+        except OSError:
+            continue
+        if data:
+            return Packed(data, f"brain/data/{member}") if member != name else io.BytesIO(data)
+    return None
 
 
 def save_weights(path: str | Path, arrays: dict[str, Any]) -> None:

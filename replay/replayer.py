@@ -76,6 +76,10 @@ class Replay:
     # {"hand", "round", "event", "what", "why"} (:func:`_damage`): their moves from there on
     # are not read
     damaged: list[dict[str, Any]] = field(default_factory=list)
+    # the seat shown as its platform numbers it, where that is not from 0 as a replay's (and
+    # --seat's) are: NTPU's 1..4, which its lines and our client logs' file names (seatN)
+    # use; said beside the seat, so that a user matching a file to a seat is not misled
+    platform_seat: int | None = None
 
 
 # what a damaged or hand-edited log's event raises on the table (a tile out of range, a seat
@@ -191,11 +195,20 @@ def load(path: str | Path, seat: int | None = None) -> Replay:
     path = Path(path)
     loaded = formats.read(path.read_bytes(), path)
     if loaded.log is not None:
-        return _from_own_log(loaded.log, seat)
-    assert loaded.record is not None
-    if loaded.record.meta.get("view_seat") is not None:
-        return from_seat_record(loaded.record, seat, str(path))
-    return from_record(loaded.record, seat if seat is not None else 0, str(path))
+        replay = _from_own_log(loaded.log, seat)
+        origin = loaded.log.header.platform if loaded.log.header is not None else ""
+    else:
+        assert loaded.record is not None
+        replay = (from_seat_record(loaded.record, seat, str(path))
+                  if loaded.record.meta.get("view_seat") is not None
+                  else from_record(loaded.record, seat if seat is not None else 0, str(path)))
+        origin = loaded.record.source
+    if origin in NTPU_ORIGINS:  # NTPU numbers its seats 1..4 (see Replay.platform_seat)
+        replay.platform_seat = replay.seat + 1
+    return replay
+
+
+NTPU_ORIGINS = ("ntpu", "ntpu-server", "ntpu_log")  # our client's, our server's, a command log
 
 
 def from_record(record: GameRecord, seat: int, path: str = "") -> Replay:
@@ -785,7 +798,8 @@ def summarize(replay: Replay) -> dict[str, Any]:
             n.startswith(REINIT_NOTICE) for n in after["notices"])
         h["unfinished"] = h["unfinished"] and not h["resumed_below"]
     return {"path": replay.path, "source": replay.source, "variant": replay.variant,
-            "seat": replay.seat, "names": list(names), "hands": hands,
+            "seat": replay.seat, "platform_seat": replay.platform_seat,
+            "names": list(names), "hands": hands,
             "final_scores": final, "unfinished": unfinished_game(replay),
             "decisions": len(replay.decisions), "notes": notes}
 
@@ -869,9 +883,17 @@ def fallback_text(fallback: dict[str, Any]) -> str:
     return (f"{kind}: " if kind and not why.startswith(f"{kind}:") else "") + why
 
 
+def _platform_seat_text(summary: dict[str, Any]) -> str:
+    """`` (NTPU seat 2: NTPU counts from 1, replay from 0)`` beside the seat where the platform
+    numbers its seats otherwise than the replay does."""
+    seat = summary.get("platform_seat")
+    return "" if seat is None else f" (NTPU seat {seat}: NTPU counts from 1, replay from 0)"
+
+
 def format_summary(summary: dict[str, Any]) -> str:
     lines = [f"{summary['path']}  [{summary['source']}, {summary['variant']}] "
-             f"seat {summary['seat']}  {' / '.join(n or '-' for n in summary['names'])}"]
+             f"seat {summary['seat']}{_platform_seat_text(summary)}  "
+             f"{' / '.join(n or '-' for n in summary['names'])}"]
     lines += [f"  note: {n}" for n in summary["notes"]]
     spec = VARIANTS.get(summary["variant"])
     last = len(summary["hands"]) - 1

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from adapter.fakes.botzone_judge import run_matches
-from adapter.platforms.botzone_bundle import MCR_WEIGHTS, build_botzone_bundle
+from adapter.platforms.botzone_bundle import MCR_WEIGHTS, build_botzone_bundle, carried_as
 from brain.opponents.features import KIND_NAMES, PUBLIC_NAMES
 from brain.opponents.models import OpponentModels
 from brain.opponents.net import Net
@@ -48,7 +48,7 @@ def test_mc_bundle_plays_matches_in_a_bare_runtime(tmp_path, bare_python):  # no
     bundle = build_botzone_bundle(tmp_path / "out", policy="mc", models_dir=tmp_path,
                                   mc_options="playouts=2,always_simulate=1")
     names = zipfile.ZipFile(bundle).namelist()
-    assert MCR_WEIGHTS in names and "brain/policies/mc/playout.py" in names
+    assert carried_as(MCR_WEIGHTS) in names and "brain/policies/mc/playout.py" in names
     # one-shot: our draw, answered by mc itself (a fallback says so on stderr)
     turn = ("3\n0 0 0\nPASS\n1 0 0 0 0 W1 W2 W3 B4 B5 B6 T7 T8 T9 F1 F1 J1 J3\nPASS\n"
             "2 W5\n\n")

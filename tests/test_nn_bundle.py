@@ -9,7 +9,13 @@ import zipfile
 import pytest
 
 from adapter.fakes.botzone_judge import run_matches
-from adapter.platforms.botzone_bundle import NN_MODULES, NN_WEIGHTS, ROOT, build_botzone_bundle
+from adapter.platforms.botzone_bundle import (
+    NN_MODULES,
+    NN_WEIGHTS,
+    ROOT,
+    build_botzone_bundle,
+    carried_as,
+)
 from tests.in_process import mjbot_here
 from tests.test_botzone_bundle import bare_python  # noqa: F401  (the fixture)
 
@@ -20,7 +26,7 @@ TURN = ("3\n0 0 0\nPASS\n1 0 0 0 0 W1 W2 W3 B4 B5 B6 T7 T8 T9 F1 F1 J1 J3\nPASS\
 def test_nn_bundle_plays_from_the_weights_inside_the_zip(tmp_path, bare_python):  # noqa: F811
     bundle = build_botzone_bundle(tmp_path / "out", policy="nn")
     names = zipfile.ZipFile(bundle).namelist()
-    assert NN_WEIGHTS in names and all(m in names for m in NN_MODULES)
+    assert carried_as(NN_WEIGHTS) in names and all(m in names for m in NN_MODULES)
     # run from an empty folder: the shipped file path of the checkout is out of reach
     one = subprocess.run([bare_python, str(bundle), "--no-keep-running", "--no-log"],
                          input=TURN, capture_output=True, text=True, timeout=60, cwd=tmp_path)
@@ -34,7 +40,7 @@ def test_nn_bundle_plays_from_the_weights_inside_the_zip(tmp_path, bare_python):
 def test_an_mc_bundle_whose_fast_move_is_the_network_carries_it(tmp_path, bare_python):  # noqa: F811
     bundle = build_botzone_bundle(tmp_path / "out", policy="mc", mc_options="fast=nn")
     names = zipfile.ZipFile(bundle).namelist()
-    assert NN_WEIGHTS in names and all(m in names for m in NN_MODULES)
+    assert carried_as(NN_WEIGHTS) in names and all(m in names for m in NN_MODULES)
     one = subprocess.run([bare_python, str(bundle), "--no-keep-running", "--no-log"],
                          input=TURN, capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert one.returncode == 0 and one.stdout.split()[0] == "PLAY", one.stderr
@@ -58,7 +64,7 @@ def test_an_nn_bundle_plays_a_plan_planes_network(tmp_path, bare_python):  # noq
 
 def test_other_bundles_carry_no_network(tmp_path):
     names = zipfile.ZipFile(build_botzone_bundle(tmp_path)).namelist()
-    assert NN_WEIGHTS not in names and not any(n.startswith("brain/nn/") for n in names)
+    assert carried_as(NN_WEIGHTS) not in names and not any(n.startswith("brain/nn/") for n in names)
 
 
 def test_an_nn_bundle_needs_an_mcr_network(tmp_path):

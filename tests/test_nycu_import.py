@@ -68,7 +68,9 @@ def test_the_rich_hand_has_every_call_and_ends_in_a_self_drawn_win() -> None:
     assert len(replacements) == 3  # one after each kong
     (win,) = _ends(record.events)
     assert win.winner == 3 and win.from_seat is None and win.value == 7
-    assert win.yaku == ("門清自摸(3)", "一條龍(4)") and win.deltas == (-5000, -4500, -4500, 14000)
+    # the dealer (seat 0) pays 莊家 on a non-dealer's self-draw: named beside the items
+    assert win.yaku == ("門清自摸(3)", "一條龍(4)", "莊家(1, paid by the dealer alone)")
+    assert win.deltas == (-5000, -4500, -4500, 14000)
     start = record.events[1]
     assert isinstance(start, ev.RoundStarted) and start.dealer == 0
     assert [len(h) for h in start.hands] == [16] * 4

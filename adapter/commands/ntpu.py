@@ -105,7 +105,7 @@ def cmd_ntpu(args: argparse.Namespace) -> int:
     try:
         summary = asyncio.run(until_signalled(bot, main))
     except ConnectionError as exc:
-        print(f"mjbot ntpu: {exc}", file=sys.stderr)
+        print(f"mjbot ntpu: {bot.referee_gone or exc}", file=sys.stderr)
         return 1
     except Stopped as stopped:  # the game in play is logged as stopped
         return stopped_status("ntpu", stopped)
@@ -116,6 +116,9 @@ def cmd_ntpu(args: argparse.Namespace) -> int:
                 decisions=summary.decisions, fallbacks=summary.fallbacks,
                 fallback_kinds=summary.kinds,
                 errors=len(summary.errors), closed_by_server=summary.finished)
+    if bot.referee_gone is not None:  # --stdio: a reply met the closed pipe
+        print(f"mjbot ntpu: {bot.referee_gone}", file=sys.stderr)
+        return 1
     if server is not None and not summary.finished:  # a dropped line fails, as in tenhou's
         print(f"mjbot ntpu: {bot.how_the_line_ended()} without /close", file=sys.stderr)
         return 1

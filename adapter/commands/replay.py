@@ -30,7 +30,8 @@ def register(sub: Any) -> None:
                        "a file of none of these is reported with why each format refused it.")
     r.add_argument("logs", nargs="+", metavar="LOG")
     r.add_argument("--seat", type=int, choices=[0, 1, 2, 3], default=None,
-                   help="whose point of view (imports; default 0, own logs: the bot's seat)")
+                   help="whose point of view, 0..3 (imports; default 0, own logs: the bot's seat); "
+                   "an NTPU seat N (1..4, as its lines and log file names number them) is N-1")
     r.add_argument("--json", action="store_true", help="machine-readable output")
     r.add_argument("--policy", metavar="NAME", help="re-run a policy on every decision and "
                    "report agreement with the recorded play")

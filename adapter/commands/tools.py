@@ -255,7 +255,9 @@ def _why_no_win(ctx: WinContext, variant: Variant) -> str:
 def print_score(result: WinScore) -> None:
     """Value, items and deltas; a riichi value also its fu and limit (the deltas follow from
     han and fu: 3 han at 30 fu is 2000 all), fan and tai having neither."""
-    items = ", ".join(f"{name} {value}" for name, value in result.items)
+    items = ", ".join([f"{name} {value}" for name, value in result.items]
+                      + [f"{name} {value} paid by {who} alone"
+                         for name, value, who in result.payer_items])
     yakuman = (result.limit or "").endswith("yakuman")  # "yakuman", "2x yakuman": no fu
     shown = [] if result.fu is None or yakuman else [f"{result.fu} fu"]
     shown += [result.limit] if result.limit else []

@@ -470,7 +470,7 @@ class HandReferee:
         self.emit(ev.RoundWon(
             winner=seat, from_seat=from_seat, hand=tuple(ctx.concealed), win_tile=tile,
             value=score.value, deltas=tuple(deltas),
-            yaku=tuple(f"{name}({value})" for name, value in score.items),
+            yaku=score.item_texts(),
             ura_dora_indicators=ura, pao_seat=ctx.pao_seat, detail=f"{fu}{limit}".strip()))
 
     def _exhaustive_draw(self) -> None:

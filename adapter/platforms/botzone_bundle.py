@@ -22,6 +22,7 @@ import zipfile
 from pathlib import Path
 
 from brain.shanten_tables import packaged_members
+from brain.shipped import PACKED_SUFFIX, pack_arrays
 
 ROOT = Path(__file__).resolve().parents[2]
 # What the Botzone bot imports (checked by a test that runs the zip with nothing else). The
@@ -94,9 +95,17 @@ def build_botzone_bundle(out_dir: str | Path, name: str = "mjbot-botzone.zip",
         policy, models_dir, mc_options, nn_weights, MCR_WEIGHTS, "MCR", NN_WEIGHTS,
         "mcr", "an MCR network")
     modules = MODULES + NN_MODULES if network else MODULES
-    files = [(ROOT / module, module) for module in modules] + weight_files
+    files = [(ROOT / module, module) for module in modules]
+    # the weights packed (brain/shipped.py): an .npz read in the zip imported zipfile, every turn
+    packed = {carried_as(in_zip): pack_arrays(source) for source, in_zip in weight_files}
     return write_zip(Path(out_dir) / name, {"__main__.py": MAIN.format(
-        policy=policy, options=mc_options), **packaged_members()}, files, compiled)
+        policy=policy, options=mc_options), **packaged_members(), **packed}, files, compiled)
+
+
+def carried_as(in_zip: str) -> str:
+    """The name in the Botzone zip of the weights shipped as ``in_zip`` (brain/data/X.npz):
+    their arrays packed, brain/data/X.arrays (brain/shipped.py)."""
+    return in_zip.removesuffix(".npz") + PACKED_SUFFIX
 
 
 def write_zip(path: Path, texts: dict[str, str | bytes], files: list[tuple[Path, str]],

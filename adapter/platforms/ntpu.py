@@ -84,6 +84,9 @@ class NtpuBot(CodecSession):
         self.before: Any = None  # the table event before the next (robbing an added kan)
         self.ending = False  # the session is closing (see close)
         self.close_owed = False  # TCP: the server ends a session with /close (see close)
+        # the stdin form: why the referee is known gone (it stopped reading our replies), if
+        # it is: the command exits 1 saying so, where it exited 0 as after a finished match
+        self.referee_gone: str | None = None
         # the game's scores as our rules count its wins (the server sends none); None once a
         # win could not be valued: what serve's /health gives as the game's scores and points
         self.tally: list[int] | None = [0, 0, 0, 0]
@@ -185,7 +188,8 @@ class NtpuBot(CodecSession):
         super().close()
 
     def finish_game(self) -> None:
-        dropped = self.ending and self.close_owed and not self.summary.finished
+        dropped = (self.ending and (self.close_owed or self.referee_gone is not None)
+                   and not self.summary.finished)
         result = self.cut_game({"hands": self.state.hand_count,
                                 "errors": len(self.summary.errors)},
                                cut=self.state.round_active or not self.state.hand_count
@@ -224,7 +228,7 @@ class NtpuBot(CodecSession):
         else:
             self.tally = [t + d for t, d in zip(self.tally, score.deltas, strict=True)]
         whose = "our win" if won.winner == self.state.seat else f"seat {won.winner}'s win"
-        items = " ".join(f"{n}({v})" for n, v in score.items) if score is not None else ""
+        items = " ".join(score.item_texts()) if score is not None else ""
         text = (f"{whose} by mjbot's rules: {score.value} tai{', ' + items if items else ''}"
                 + ("" if won.winner == self.state.seat else
                    f"; deltas {list(score.deltas)} (computed by mjbot, not sent by the server)")
@@ -371,7 +375,24 @@ async def run_stdio(bot: NtpuBot) -> SessionSummary:
         return data
 
     async def write(text: str) -> None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except OSError as exc:  # EPIPE: the referee closed its end of our stdout
+            raise referee_went_away(bot, exc) from None
 
     return await run_session(read, write, bot)
+
+
+def referee_went_away(bot: NtpuBot, exc: OSError) -> ConnectionError:
+    """A reply the stdin form's referee no longer reads: noted on ``bot`` (the command exits 1
+    saying so; a lost ``/ready`` answer ended the session as its input's end does, exit 0, as
+    after a finished match), and stdout pointed at /dev/null, so that the interpreter's last
+    flush of the reply still buffered prints no second error."""
+    bot.referee_gone = ("the referee went away: it stopped reading our replies "
+                        f"(stdout: {exc.strerror or type(exc).__name__})")
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    return ConnectionError(bot.referee_gone)

@@ -253,6 +253,10 @@ class TenhouBot(PlatformSession):
         self.game_hands = 0
         self.leaving = False  # a stop was asked for: BYE when the hand in play is over
         self.left = False  # BYE said on a stop: the session is over, the game unfinished
+        # a stop's BYE decided, not sent yet: (log event, game-log notice or None) to say once
+        # it has gone (see bye_sent); it was logged as said before the send, also where the
+        # line broke under it
+        self.bye_to_say: tuple[str, str | None] | None = None
         self.farewell = ""  # what a stop did, said in the closing line (a table, a queue left)
         self.refused: PermissionRefused | None = None  # seated in a refused game: BYE, then it
 
@@ -364,8 +368,8 @@ class TenhouBot(PlatformSession):
 
     def _leave(self) -> list[Tag]:
         self.left = True
-        log.info("tenhou: stopped after the hand, said BYE", hands=self.game_hands)
-        self._notice("stop asked for: left after the hand (BYE), no next hand")
+        self.bye_to_say = ("tenhou: stopped after the hand, said BYE",
+                           "stop asked for: left after the hand (BYE), no next hand")
         return [Tag("BYE")]
 
     def _leave_lobby(self) -> list[Tag]:
@@ -373,8 +377,27 @@ class TenhouBot(PlatformSession):
         line was down: the session ends here. A JOIN queued for a new game that the stop's
         deadline then cut (a BYE at a table just sat at), and kept the stop waiting for it."""
         self.left = True
-        log.info("tenhou: stop asked for, the game lost while the line was down: said BYE")
+        self.bye_to_say = ("tenhou: stop asked for, the game lost while the line was down: "
+                           "said BYE", None)
         return [Tag("BYE")]
+
+    def bye_sent(self, error: BaseException | None = None) -> None:
+        """The replies that carried a stop's BYE were sent (``error``: their send failed):
+        what the stop did is said now, as it went."""
+        if self.bye_to_say is None:
+            return
+        said, notice = self.bye_to_say
+        self.bye_to_say = None
+        if error is None:
+            log.info(said, hands=self.game_hands)
+            if notice:
+                self._notice(notice)
+            return
+        why = str(error) or type(error).__name__
+        where = "after the hand" if notice else "in the lobby"
+        log.warning(f"tenhou: stopped {where}, BYE not sent", error=why)
+        if notice:
+            self._notice(f"stop asked for: BYE after the hand not sent ({why}), no next hand")
 
     def _safe_reply(self, raw: str) -> list[Tag]:
         """An answer owed to a message we could not read (:meth:`TenhouCodec.unreadable`:
@@ -825,7 +848,12 @@ async def _play(transport: Transport, bot: TenhouBot, settings: TenhouSettings) 
                                           "REJOIN or GO)") from None
                 replies = await bot.handle(raw, tag)
                 if replies:
-                    await send(replies)
+                    try:
+                        await send(replies)
+                    except (ConnectionError, OSError) as exc:
+                        bot.bye_sent(exc)
+                        raise
+                    bot.bye_sent()
                 if bot.refused is not None:  # its BYE said: the session ends with the error
                     raise bot.refused
     finally:

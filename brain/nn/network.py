@@ -17,7 +17,6 @@ entry; replay/learning/nn/train.py writes them from the torch model with the sam
 from __future__ import annotations
 
 import json
-import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +26,7 @@ import numpy as np
 
 from brain.nn.encoding import ENCODING_VERSION, MCR_PLAN_ENCODING, NUM_PLANES, num_planes
 from brain.nn.heads import KINDS, NUM_ACTIONS, PER_KIND_HEADS, SCALAR_HEADS
-from brain.shipped import save_weights, shipped
+from brain.shipped import Packed, bad_zip_file, save_weights, shipped
 
 FORMAT_VERSION = 1
 
@@ -150,11 +149,14 @@ class Network:
         encoding version with :class:`MissingNetwork`."""
         name = getattr(source, "name", source)  # a path or an open file: what the user gave
         try:
-            with np.load(source, allow_pickle=False) as data:
-                arrays = {k: data[k] for k in data.files}
+            if isinstance(source, Packed):  # a Botzone bundle's (brain/shipped.py)
+                arrays = source.arrays()
+            else:
+                with np.load(source, allow_pickle=False) as data:
+                    arrays = {k: data[k] for k in data.files}
         except FileNotFoundError:
             raise
-        except (OSError, ValueError, EOFError, TypeError, AttributeError, zipfile.BadZipFile,
+        except (OSError, ValueError, EOFError, TypeError, AttributeError, bad_zip_file(),
                 zlib.error):
             # numpy's own words ("pickled data", "cannot load file", an .npy array without
             # `with`) say nothing of what the user handed in: name it. zlib.error: a member

@@ -12,7 +12,6 @@ model card reports are the ones play sees.
 from __future__ import annotations
 
 import json
-import zipfile
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -23,7 +22,7 @@ import numpy as np
 from brain.opponents.features import KIND_NAMES, PUBLIC_NAMES, Features
 from brain.opponents.net import Net, sigmoid
 from brain.opponents.view import OpponentInputs
-from brain.shipped import save_weights
+from brain.shipped import Packed, bad_zip_file, save_weights
 from brain.state import TableState
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -82,16 +81,19 @@ class OpponentModels:
         save_weights(path, arrays)
 
     @classmethod
-    def from_file(cls, path: str | Path) -> OpponentModels:
+    def from_file(cls, path: str | Path | Packed) -> OpponentModels:
         """The models of ``path``; ValueError in one line for a file that is not theirs (a
         corrupted or cut file, another model's .npz), FileNotFoundError for none."""
         shown = path if isinstance(path, str | Path) else getattr(path, "name", "the file")
         try:
-            with np.load(path, allow_pickle=False) as data:
-                arrays = {k: data[k] for k in data.files}
+            if isinstance(path, Packed):  # a Botzone bundle's (brain/shipped.py)
+                arrays = path.arrays()
+            else:
+                with np.load(path, allow_pickle=False) as data:
+                    arrays = {k: data[k] for k in data.files}
         except FileNotFoundError:
             raise
-        except (OSError, ValueError, EOFError, zipfile.BadZipFile):  # numpy's words name no file
+        except (OSError, ValueError, EOFError, bad_zip_file()):  # numpy's words name no file
             raise ValueError(f"{shown} is not opponent models (the .npz "
                              "that `mjbot models train` writes)") from None
         if "meta" not in arrays:

@@ -65,6 +65,18 @@ class WinScore:
     items: tuple[tuple[str, int], ...] = ()
     fu: int | None = None
     limit: str | None = None
+    # (name, value, who) of what one payer alone pays beyond ``value`` (Taiwan's 莊家 when a
+    # non-dealer self-draws: "the dealer" pays one tai more than the others): shown beside
+    # the items, so that the value line says what the deltas hold
+    payer_items: tuple[tuple[str, int, str], ...] = ()
+
+    def item_texts(self) -> tuple[str, ...]:
+        """The items as a log's yaku entries (``門清(1)``), then what one payer alone pays
+        beyond the value (``莊家(1, paid by the dealer alone)``: its name still reads as the
+        item's, replay/yaku_names.item_name)."""
+        return (tuple(f"{name}({value})" for name, value in self.items)
+                + tuple(f"{name}({value}, paid by {who} alone)"
+                        for name, value, who in self.payer_items))
 
 
 def four_seats(deltas: Sequence[int]) -> tuple[int, int, int, int]:

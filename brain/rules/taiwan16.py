@@ -205,8 +205,12 @@ class Taiwan16Rules(Rules):
         sheet = best_tai(ctx)
         if sheet is None:
             return None
+        # a non-dealer's self-draw: the dealer pays 莊家 on top (see payments), not in the
+        # value the other two pay: shown apart, where the value line left it out
+        dealer_pays = ctx.from_seat is None and not ctx.is_dealer
         return WinScore(value=sheet.total, deltas=payments(ctx, sheet.total),
-                        items=tuple(sheet.items))
+                        items=tuple(sheet.items),
+                        payer_items=(("莊家", 1, "the dealer"),) if dealer_pays else ())
 
     # No open kong on the previous seat's discard (the thesis and the lab referee).
     def can_open_kan(self, state: TableState, from_seat: int) -> bool:

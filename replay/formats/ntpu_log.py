@@ -153,7 +153,7 @@ class _OwnWins:
             if score is not None:
                 event = dataclasses.replace(
                     event, value=score.value, deltas=tuple(score.deltas),
-                    yaku=tuple(f"{name}({value})" for name, value in score.items),
+                    yaku=score.item_texts(),
                     detail="" if own else OTHERS_DETAIL)
             elif not own:
                 event = dataclasses.replace(event, detail=f"not valued: {why}")

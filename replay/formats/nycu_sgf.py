@@ -513,7 +513,7 @@ class _HandReader:
         if score is None:
             return 0, (0, 0, 0, 0), (), "no value: not a win under mjbot's taiwan16 rules"
         return (score.value, tuple(score.deltas),
-                tuple(f"{name}({value})" for name, value in score.items), "")
+                score.item_texts(), "")
 
 
 # --------------------------------------------------------------------------- export
