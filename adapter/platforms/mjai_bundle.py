@@ -83,11 +83,16 @@ try:
 except ImportError as exc:
     sys.exit(f"mjbot: this bot needs numpy (pip install numpy): {{exc}}")
 
-from adapter.platforms.mjai_app import main
-
 if {options!r}:
     os.environ.setdefault("MJBOT_MC", {options!r})
-sys.exit(main(sys.argv[1:], policy={policy!r}))
+try:  # a file of the zip left out as it was unpacked or copied: say so, not a traceback
+    from adapter.platforms.mjai_app import main
+
+    code = main(sys.argv[1:], policy={policy!r})
+except ImportError as exc:
+    sys.exit(f"mjbot: this bot is missing part of its own code ({{exc}}): unzip the whole "
+             "zip here, or build it again with mjbot bundle mjai")
+sys.exit(code)
 '''
 
 

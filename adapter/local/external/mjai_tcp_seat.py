@@ -14,7 +14,9 @@ marked late a TCP bot that thought 2.5 s, as that server lets it.
 
 The seat waits ``SeatLimits.connect`` (60 s) for each connection, saying on stderr after a
 second what it waits for; no bot by then ends the run in one line (:class:`NoClient`): every
-later game would wait as long again. A stop (SIGTERM, Ctrl-C) ends the wait at once.
+later game would wait as long again. So does an address it cannot listen on (a port another
+program holds: :class:`CannotListen`), where every game was played with the seat crashed.
+A stop (SIGTERM, Ctrl-C) ends the wait at once.
 """
 
 from __future__ import annotations

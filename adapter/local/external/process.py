@@ -68,6 +68,12 @@ class NoClient(BaseException):
     for the reason :class:`WaitAbandoned` is not."""
 
 
+class CannotListen(NoClient):
+    """A listening seat's address cannot be listened on (a port another program holds, a host
+    not of this machine): no bot can ever connect, and every later game would fail as this
+    one did, so the run ends with this one line, as where no bot came."""
+
+
 # What ends a wait on an outside program before its limit (see :func:`abandon_waits_when`).
 _ABANDON: list[Callable[[], bool]] = []
 
@@ -513,16 +519,21 @@ class LineSocket(LineProcess):
         """Accept one bot, waiting in short slices so that a stop is answered at once (see
         :func:`abandon_waits_when`); after :data:`ANNOUNCE_AFTER` s without one, say on
         stderr what is awaited (a person at the terminal sees why nothing moves). No bot
-        within ``limit`` is :class:`NoClient`; an address that cannot be listened on, a
-        crash of the seat."""
+        within ``limit`` is :class:`NoClient`; an address that cannot be listened on,
+        :class:`CannotListen` (it played every game with the seat crashed, the table's
+        figures those of a bot that never sat); a failed accept, a crash of the seat."""
         server = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
         try:
             server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            server.bind((host, port))
-            server.listen(1)
+            try:
+                server.bind((host, port))
+                server.listen(1)
+            except OSError as exc:
+                raise CannotListen(f"cannot listen on {host}:{port} for an mjai client: "
+                                   f"{exc.strerror or exc}") from None
             sock, peer = cls._accept(server, f"{host}:{port}", limit)
         except OSError as exc:
-            raise SeatFault("crashed", f"cannot listen on {host}:{port}: "
+            raise SeatFault("crashed", f"cannot accept a client on {host}:{port}: "
                             f"{exc.strerror or exc}") from None
         finally:
             server.close()
