@@ -164,6 +164,36 @@ def test_a_reload_naming_the_same_log_folder_otherwise_says_nothing(tmp_path: Pa
         stop_process(serve.proc)
 
 
+def test_a_reload_naming_a_folder_no_stat_can_take_keeps_serve_running(
+        tmp_path: Path) -> None:
+    """A SIGHUP reload whose `[serve] log_dir` no folder can be made of (a path through a
+    symlink loop, a NUL in it: the config loader takes any non-empty string) ended the whole
+    server, every session stopped, with a traceback (RuntimeError: Symlink loop, ValueError:
+    embedded null byte) where the value was compared as text and warned of. Each is warned
+    of as a changed log_dir, and serve goes on (a later reload is still taken)."""
+    import signal
+
+    from tests.serve_helpers import ServeProcess, stop_process
+
+    config = tmp_path / "serve.toml"
+    config.write_text(f"[serve]\nlog_dir = '{tmp_path / 'a'}'\n")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    serve = ServeProcess(config, None)
+    try:
+        for n, other in enumerate((f"'{tmp_path / 'loop' / 'x'}'", '"lo\\u0000gs"',
+                                   f"'{tmp_path / 'a'}'"), start=1):
+            config.write_text(f"[serve]\nlog_dir = {other}\nstop_deadline = {n}\n")
+            serve.signal(signal.SIGHUP)
+            serve.wait_for(lambda e, n=n: serve.proc.poll() is not None or sum(
+                e.get("event") == "serve: config reloaded" for e in serve.lines) == n)
+            assert serve.proc.poll() is None, "".join(serve.raw[-5:])
+        warned = [e["config_log_dir"] for e in serve.lines
+                  if str(e.get("event")).startswith("serve: [serve] log_dir changed")]
+        assert warned == [str(tmp_path / "loop" / "x"), "lo\x00gs"]
+    finally:
+        stop_process(serve.proc)
+
+
 def _damaged_games(folder: Path) -> dict[str, Path]:
     """The real mjai game, and two copies: seat 0's first discard edited to a tile it does
     not hold (the CLI's test's), and cut inside its first hand."""
