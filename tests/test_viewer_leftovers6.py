@@ -279,6 +279,55 @@ def _export_note(url: str, tmp_path: Path) -> str:
         chromium.close()
 
 
+@pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium")
+async def test_an_export_asked_of_a_busy_viewer_is_asked_again(tmp_path: Path) -> None:
+    """The game page's export links became fetches (9e6fe27), but a 503 or 429 with
+    `Retry-After: 1` (the viewer's build queue full, this client's share queued) was shown at
+    once as "export mjai: 503 the viewer is busy ...", where the page's every other request
+    waits that second and asks again (common.js, README). The export now does the same,
+    "the viewer is busy, asking again…" meanwhile, and then shows its note and saves."""
+    games = _damaged_games(tmp_path / "games")
+    server = StatusServer(roots=[str(games["edited"].parent)])
+    url = URL(await server.start("127.0.0.1", 0))
+    assert server.runner is not None
+    cache = server.runner.app[VIEW_CACHE]
+    loop = asyncio.get_running_loop()
+
+    def set_waiting(n: int) -> None:
+        loop.call_soon_threadsafe(setattr, cache, "max_waiting", n)
+
+    try:
+        busy, note = await asyncio.to_thread(_busy_export, str(url), tmp_path, set_waiting)
+        assert busy == "the viewer is busy, asking again…"
+        assert note.startswith("export mjai: hand 1 (E1-0) cannot be followed"), note
+    finally:
+        await server.stop()
+
+
+def _busy_export(url: str, tmp_path: Path, set_waiting: Any) -> tuple[str, str]:
+    """The edited game's page in Chromium, its mjai export clicked while every new build is
+    refused (a 503), then let through: the busy line meanwhile, and the note shown."""
+    assert CHROMIUM is not None
+    chromium = Chromium(CHROMIUM, tmp_path / "profile")
+    try:
+        b = chromium.page()
+        b.navigate(f"{url.rstrip('/')}/games/0~edited.mjai.jsonl")
+        b.wait_for("!!document.querySelector('a[data-export=\"mjai\"]')")
+        set_waiting(0)  # every new build refused: a 503 with Retry-After: 1
+        b.evaluate("document.querySelector('a[data-export=\"mjai\"]').click()")
+        busy: str = b.wait_for("(b => !b.hidden && b.textContent)(document.getElementById"
+                               "('busy')) || document.getElementById('export-note')"
+                               ".textContent.match(/^export mjai: [0-9]/)?.[0]")
+        set_waiting(32)
+        note: str = b.wait_for("(t => !t.endsWith('…') && t)("
+                               "document.getElementById('export-note').textContent)")
+        assert not b.console_errors()
+        b.close()
+        return busy, note
+    finally:
+        chromium.close()
+
+
 def test_an_export_note_of_many_hands_fits_a_header() -> None:
     """A game of a thousand damaged hands: the header holds the notes that fit NOTE_CHARS and
     counts the rest (aiohttp's client refuses a header past 8190 characters)."""
