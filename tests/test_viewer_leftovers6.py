@@ -23,22 +23,24 @@ from tests.viewer_fixtures import platform_game
 CHROMIUM = find_chromium()
 posix_only = pytest.mark.skipif(os.name != "posix", reason="the child reads on POSIX only")
 
-# The real reading process (wholeread.serve, the real reader) that the kernel kills as it is
-# handed a log named "killer" (as its out-of-memory kill under a memory limit, or a crash, ends
+# The real reading process (wholeread.serve, the real reader) that the kernel kills as it
+# reads a log named "killer" (as its out-of-memory kill under a memory limit, or a crash, ends
 # it mid-read): always, or (given a marker file) only the first time, a stray kill.
 KILLED_ON = """
 import os, signal, sys
 from adapter.serve import wholeread
 
-def lines():
-    for line in sys.stdin.buffer:
-        if b"killer" in line and (sys.argv[1] == "-" or not os.path.exists(sys.argv[1])):
-            if sys.argv[1] != "-":
-                open(sys.argv[1], "w").close()
-            os.kill(os.getpid(), signal.SIGKILL)
-        yield line
+real = wholeread.read_here
 
-wholeread.serve(lines(), sys.stdout.buffer)
+def read_here(path):
+    if "killer" in path and (sys.argv[1] == "-" or not os.path.exists(sys.argv[1])):
+        if sys.argv[1] != "-":
+            open(sys.argv[1], "w").close()
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(path)
+
+wholeread.read_here = read_here
+wholeread.serve(sys.stdin.buffer, sys.stdout.buffer)
 """
 
 
@@ -134,6 +136,34 @@ async def test_a_reader_killed_once_is_no_verdict_on_the_log(root: Path, tmp_pat
             await until(lambda: index.logs.counts.read_whole == 2 and not cache.building)
             page = await _page(session, url)
         assert reader.started == 2 and page["unread"] == 0
+        assert not any("unchecked" in g or "damaged" in g
+                       for g in page["games"])  # type: ignore[attr-defined]
+    finally:
+        await server.stop()
+
+
+@posix_only
+async def test_a_reader_killed_as_it_starts_marks_no_log(root: Path) -> None:
+    """A reading process killed before it reads anything (the kernel's out-of-memory kill of
+    each new process while serve's memory limit is reached, a crash in its imports) says
+    nothing of any log; since the reader-died verdict, each listed log had two children
+    started for it, one after the other, and was listed "could not be read: the reader died"
+    until a restart. As for a child that ends (test_viewer_wholeread.py): no log marked, the
+    pass waits for the next page, one child started, not two per listed log."""
+    server = StatusServer(roots=[str(root)])
+    url = URL(await server.start("127.0.0.1", 0))
+    assert server.runner is not None
+    reader, cache = server.runner.app[VIEW_READER], server.runner.app[VIEW_CACHE]
+    reader.command = own_python("-c", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)")
+    try:
+        async with aiohttp.ClientSession() as session:
+            assert (await _page(session, url))["unread"] == 2
+            await until(lambda: reader.started >= 1 and reader._child is None
+                        and not cache.building)
+            await asyncio.sleep(1.0)
+            assert reader.started == 1  # not two per listed log
+            page = await _page(session, url)
+        assert page["unread"] == 2 and server.index.logs.counts.read_whole == 0
         assert not any("unchecked" in g or "damaged" in g
                        for g in page["games"])  # type: ignore[attr-defined]
     finally:
