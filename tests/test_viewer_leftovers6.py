@@ -23,22 +23,24 @@ from tests.viewer_fixtures import platform_game
 CHROMIUM = find_chromium()
 posix_only = pytest.mark.skipif(os.name != "posix", reason="the child reads on POSIX only")
 
-# The real reading process (wholeread.serve, the real reader) that the kernel kills as it is
-# handed a log named "killer" (as its out-of-memory kill under a memory limit, or a crash, ends
+# The real reading process (wholeread.serve, the real reader) that the kernel kills as it
+# reads a log named "killer" (as its out-of-memory kill under a memory limit, or a crash, ends
 # it mid-read): always, or (given a marker file) only the first time, a stray kill.
 KILLED_ON = """
 import os, signal, sys
 from adapter.serve import wholeread
 
-def lines():
-    for line in sys.stdin.buffer:
-        if b"killer" in line and (sys.argv[1] == "-" or not os.path.exists(sys.argv[1])):
-            if sys.argv[1] != "-":
-                open(sys.argv[1], "w").close()
-            os.kill(os.getpid(), signal.SIGKILL)
-        yield line
+real = wholeread.read_here
 
-wholeread.serve(lines(), sys.stdout.buffer)
+def read_here(path):
+    if "killer" in path and (sys.argv[1] == "-" or not os.path.exists(sys.argv[1])):
+        if sys.argv[1] != "-":
+            open(sys.argv[1], "w").close()
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(path)
+
+wholeread.read_here = read_here
+wholeread.serve(sys.stdin.buffer, sys.stdout.buffer)
 """
 
 
@@ -47,6 +49,11 @@ def root(tmp_path: Path) -> Path:
     root = tmp_path / "logs"
     platform_game(root / "sound.mjlog.msgpack")
     platform_game(root / "killer.mjlog.msgpack")
+    # the killer newer, so listed (and asked to be read) first, as the counts of children
+    # below assume: written a few ms apart, a filesystem whose clock ticks coarser (a jiffy)
+    # gave both one mtime, the sound log listed first (by name) and one child fewer started
+    st = (root / "sound.mjlog.msgpack").stat()
+    os.utime(root / "killer.mjlog.msgpack", ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
     return root
 
 
@@ -76,7 +83,7 @@ async def test_a_log_that_kills_the_reader_is_listed_so_and_not_read_again(
             assert (await _page(session, url))["unread"] == 2
             await until(lambda: index.logs.counts.read_whole == 2 and not cache.building)
             started = reader.started
-            assert started == 3  # the sound log's child, killed; a fresh one, killed; a third
+            assert started == 3  # killed on the killer; a fresh one, killed; one for the sound
             for _ in range(3):
                 page = await _page(session, url)
                 await asyncio.sleep(3 * IDLE_POLL)
@@ -135,6 +142,34 @@ async def test_a_reader_killed_once_is_no_verdict_on_the_log(root: Path, tmp_pat
         await server.stop()
 
 
+@posix_only
+async def test_a_reader_killed_as_it_starts_marks_no_log(root: Path) -> None:
+    """A reading process killed before it reads anything (the kernel's out-of-memory kill of
+    each new process while serve's memory limit is reached, a crash in its imports) says
+    nothing of any log; since the reader-died verdict, each listed log had two children
+    started for it, one after the other, and was listed "could not be read: the reader died"
+    until a restart. As for a child that ends (test_viewer_wholeread.py): no log marked, the
+    pass waits for the next page, one child started, not two per listed log."""
+    server = StatusServer(roots=[str(root)])
+    url = URL(await server.start("127.0.0.1", 0))
+    assert server.runner is not None
+    reader, cache = server.runner.app[VIEW_READER], server.runner.app[VIEW_CACHE]
+    reader.command = own_python("-c", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)")
+    try:
+        async with aiohttp.ClientSession() as session:
+            assert (await _page(session, url))["unread"] == 2
+            await until(lambda: reader.started >= 1 and reader._child is None
+                        and not cache.building)
+            await asyncio.sleep(1.0)
+            assert reader.started == 1  # not two per listed log
+            page = await _page(session, url)
+        assert page["unread"] == 2 and server.index.logs.counts.read_whole == 0
+        assert not any("unchecked" in g or "damaged" in g
+                       for g in page["games"])  # type: ignore[attr-defined]
+    finally:
+        await server.stop()
+
+
 def test_a_reload_naming_the_same_log_folder_otherwise_says_nothing(tmp_path: Path) -> None:
     """`[serve] log_dir` was compared as text on SIGHUP: the folder written another way
     (``a/`` for ``a``, ``./a``, a symlink to it) was warned of as changed and waiting for a
@@ -160,6 +195,36 @@ def test_a_reload_naming_the_same_log_folder_otherwise_says_nothing(tmp_path: Pa
         assert warned["config_log_dir"] == str(tmp_path / "b")
         assert [e["config_log_dir"] for e in serve.lines if str(e.get("event")).startswith(
             "serve: [serve] log_dir changed")] == [str(tmp_path / "b")]
+    finally:
+        stop_process(serve.proc)
+
+
+def test_a_reload_naming_a_folder_no_stat_can_take_keeps_serve_running(
+        tmp_path: Path) -> None:
+    """A SIGHUP reload whose `[serve] log_dir` no folder can be made of (a path through a
+    symlink loop, a NUL in it: the config loader takes any non-empty string) ended the whole
+    server, every session stopped, with a traceback (RuntimeError: Symlink loop, ValueError:
+    embedded null byte) where the value was compared as text and warned of. Each is warned
+    of as a changed log_dir, and serve goes on (a later reload is still taken)."""
+    import signal
+
+    from tests.serve_helpers import ServeProcess, stop_process
+
+    config = tmp_path / "serve.toml"
+    config.write_text(f"[serve]\nlog_dir = '{tmp_path / 'a'}'\n")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    serve = ServeProcess(config, None)
+    try:
+        for n, other in enumerate((f"'{tmp_path / 'loop' / 'x'}'", '"lo\\u0000gs"',
+                                   f"'{tmp_path / 'a'}'"), start=1):
+            config.write_text(f"[serve]\nlog_dir = {other}\nstop_deadline = {n}\n")
+            serve.signal(signal.SIGHUP)
+            serve.wait_for(lambda e, n=n: serve.proc.poll() is not None or sum(
+                e.get("event") == "serve: config reloaded" for e in serve.lines) == n)
+            assert serve.proc.poll() is None, "".join(serve.raw[-5:])
+        warned = [e["config_log_dir"] for e in serve.lines
+                  if str(e.get("event")).startswith("serve: [serve] log_dir changed")]
+        assert warned == [str(tmp_path / "loop" / "x"), "lo\x00gs"]
     finally:
         stop_process(serve.proc)
 
@@ -240,6 +305,55 @@ def _export_note(url: str, tmp_path: Path) -> str:
         assert not b.console_errors()
         b.close()
         return note
+    finally:
+        chromium.close()
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium")
+async def test_an_export_asked_of_a_busy_viewer_is_asked_again(tmp_path: Path) -> None:
+    """The game page's export links became fetches (9e6fe27), but a 503 or 429 with
+    `Retry-After: 1` (the viewer's build queue full, this client's share queued) was shown at
+    once as "export mjai: 503 the viewer is busy ...", where the page's every other request
+    waits that second and asks again (common.js, README). The export now does the same,
+    "the viewer is busy, asking again…" meanwhile, and then shows its note and saves."""
+    games = _damaged_games(tmp_path / "games")
+    server = StatusServer(roots=[str(games["edited"].parent)])
+    url = URL(await server.start("127.0.0.1", 0))
+    assert server.runner is not None
+    cache = server.runner.app[VIEW_CACHE]
+    loop = asyncio.get_running_loop()
+
+    def set_waiting(n: int) -> None:
+        loop.call_soon_threadsafe(setattr, cache, "max_waiting", n)
+
+    try:
+        busy, note = await asyncio.to_thread(_busy_export, str(url), tmp_path, set_waiting)
+        assert busy == "the viewer is busy, asking again…"
+        assert note.startswith("export mjai: hand 1 (E1-0) cannot be followed"), note
+    finally:
+        await server.stop()
+
+
+def _busy_export(url: str, tmp_path: Path, set_waiting: Any) -> tuple[str, str]:
+    """The edited game's page in Chromium, its mjai export clicked while every new build is
+    refused (a 503), then let through: the busy line meanwhile, and the note shown."""
+    assert CHROMIUM is not None
+    chromium = Chromium(CHROMIUM, tmp_path / "profile")
+    try:
+        b = chromium.page()
+        b.navigate(f"{url.rstrip('/')}/games/0~edited.mjai.jsonl")
+        b.wait_for("!!document.querySelector('a[data-export=\"mjai\"]')")
+        set_waiting(0)  # every new build refused: a 503 with Retry-After: 1
+        b.evaluate("document.querySelector('a[data-export=\"mjai\"]').click()")
+        busy: str = b.wait_for("(b => !b.hidden && b.textContent)(document.getElementById"
+                               "('busy')) || document.getElementById('export-note')"
+                               ".textContent.match(/^export mjai: [0-9]/)?.[0]")
+        set_waiting(32)
+        note: str = b.wait_for("(t => !t.endsWith('…') && t)("
+                               "document.getElementById('export-note').textContent)")
+        assert not b.console_errors()
+        b.close()
+        return busy, note
     finally:
         chromium.close()
 

@@ -139,8 +139,13 @@ def same_folder(first: str, second: str) -> bool:
     same file where both exist (a bind mount too), else the same path once resolved."""
     try:
         return os.path.samefile(first, second)
-    except OSError:  # one is not there (yet): a folder to be made at the next start
+    except (OSError, ValueError):  # one is not there (yet): a folder to be made at the next
+        pass  # start (ValueError: a NUL in it, which no stat takes)
+    try:
         return Path(first).resolve() == Path(second).resolve()
+    except (OSError, ValueError, RuntimeError):  # a symlink loop (RuntimeError before 3.13),
+        # a NUL: no folder at all, compared as written, where it ended serve with a traceback
+        return os.path.abspath(first) == os.path.abspath(second)
 
 
 # the [status] keys each request reads: a reload sets them on the running status server

@@ -8,7 +8,10 @@ serve-like process (a Tenhou session against the fake server, the viewer listing
 reads ran, though the viewer was "idle". The child holds no lock of ours, and ``os.nice(19)``
 (on Linux the SCHED_IDLE class too), done before it imports anything, leaves it only the CPU
 the sessions do not use. It answers
-where the log stops and why, one JSON line per path asked; nothing else crosses.
+where the log stops and why, one JSON line per path asked, after a line (BEGUN) saying it
+began to read it (a child that dies before that, as it starts or while idle, is no verdict on
+the log: ChildGone; one that dies after it died reading the log: ChildDied); nothing else
+crosses.
 
 The child is started as a new interpreter (``subprocess``: fork and exec at once), never a
 plain fork of the serve process (its loop, its threads), nor the thinking workers' fork server
@@ -36,6 +39,7 @@ NICE = 19  # the child's niceness added (the kernel caps it at 19: the lowest pr
 POLL = 0.05  # seconds between two looks at the give-up check while the child reads
 ERROR_CHARS = 200
 END_WAIT = 1.0  # seconds a child whose answer ended is given to end, its status read
+BEGUN = b'{"reading": true}\n'  # the child's line as it begins a read, its imports done
 
 
 class ReadFailed(Exception):
@@ -98,9 +102,6 @@ class ChildReader:
         started); what :func:`replay.progress.check` raises (the child then killed)."""
         if not self.apart:
             return read_here(path)
-        from adapter.local.external.process import ready_fds  # (poll: no FD_SETSIZE)
-        from replay import progress
-
         with self._lock:
             if self._closed:
                 raise ChildGone("the reader is closed")
@@ -109,9 +110,12 @@ class ChildReader:
             try:
                 child.stdin.write(json.dumps(path).encode() + b"\n")
                 child.stdin.flush()
-                while not ready_fds([child.stdout.fileno()], timeout=POLL)[0]:
-                    progress.check()
-                line = child.stdout.readline()
+                line = self._line(child)
+                # died before this line (killed as it started: a memory limit reached, or
+                # while idle): not the log's doing, where every listed log was marked so
+                began = line == BEGUN
+                if began:
+                    line = self._line(child)
             except BaseException:
                 self._kill()  # given up (or its pipe broke): a fresh child for the next
                 raise
@@ -119,7 +123,7 @@ class ChildReader:
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     child.wait(END_WAIT)  # its own end's status, not that of our kill
                 self._kill()
-                if child.returncode is not None and child.returncode < 0:
+                if began and child.returncode is not None and child.returncode < 0:
                     raise ChildDied(-child.returncode)
                 raise ChildGone(f"the reading process ended (exit {child.returncode})")
             try:
@@ -138,6 +142,18 @@ class ChildReader:
             raise ValueError(answer.get("reason", ""))
         raise ReadFailed(str(answer.get("reason", "")))
 
+    @staticmethod
+    def _line(child: subprocess.Popen[bytes]) -> bytes:
+        """The child's next line (b"" where it ended), :func:`replay.progress.check` asked
+        every POLL seconds meanwhile."""
+        from adapter.local.external.process import ready_fds  # (poll: no FD_SETSIZE)
+        from replay import progress
+
+        assert child.stdout is not None
+        while not ready_fds([child.stdout.fileno()], timeout=POLL)[0]:
+            progress.check()
+        return child.stdout.readline()
+
     def close(self) -> None:
         """Kill the child (the server stops): never waited for."""
         self._closed = True
@@ -147,9 +163,11 @@ class ChildReader:
         if self._child is not None and self._child.poll() is None:
             return self._child
         try:
+            # unbuffered: a readline takes no more than its line (BEGUN and the answer come
+            # at once from a quick read), none left in a buffer that poll() cannot see
             self._child = subprocess.Popen(self.command, stdin=subprocess.PIPE,
                                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                           env=own_env())
+                                           env=own_env(), bufsize=0)
         except OSError as exc:  # not the log's OSError (gone): no verdict on it
             raise ChildGone(f"the reading process cannot be started: {exc}") from None
         self.started += 1
@@ -173,10 +191,14 @@ class ChildReader:
 def serve(lines: IO[bytes], out: IO[bytes]) -> None:
     """The child's loop: a JSON path a line in, a JSON answer a line out, until its input
     ends (its parent closed the pipe or died)."""
+    import replay.log  # noqa: F401  (the reader's imports, before the first BEGUN)
+
     nice = os.nice(0)
     idle = hasattr(os, "SCHED_IDLE") and os.sched_getscheduler(0) == os.SCHED_IDLE
     for line in lines:
         answer: dict[str, Any] = {"nice": nice, "idle": idle}
+        out.write(BEGUN)  # a death from here on is this read's
+        out.flush()
         try:
             answer["cut"] = read_here(json.loads(line))
         except (OSError, ValueError) as exc:  # (LogError is a ValueError)

@@ -34,10 +34,17 @@ function pause(ms, signal) {
 }
 
 async function getJSON(path, signal) {
+  const response = await fetchPatiently(path, signal);
+  if (response.ok) return response.json();
+  throw new Error(response.status + " " + (await response.text()));
+}
+
+// The response to path, a busy one (above) asked again after its Retry-After: getJSON's, and
+// the viewer's exports' (the page fetches them, to show what they cannot hold).
+async function fetchPatiently(path, signal) {
   const headers = TOKEN ? { Authorization: "Bearer " + TOKEN } : {};
   for (let tried = 0; ; tried++) {
     const response = await fetch(path, { headers, cache: "no-store", signal });
-    if (response.ok) return response.json();
     const after = Number(response.headers.get("Retry-After") ?? NaN);
     if ((response.status === 429 || response.status === 503) && tried < BUSY_TRIES &&
         Number.isFinite(after) && after >= 0) {
@@ -49,7 +56,7 @@ async function getJSON(path, signal) {
       }
       continue;
     }
-    throw new Error(response.status + " " + (await response.text()));
+    return response;
   }
 }
 

@@ -312,7 +312,7 @@ async function exportGame(event) {
   note.textContent = `export ${link.dataset.export}: …`;
   let response;
   try {
-    response = await fetch(link.href, { cache: "no-store" });
+    response = await fetchPatiently(link.href);  // a busy viewer asked again, as every request
   } catch (error) {
     note.textContent = `export ${link.dataset.export}: ${error}`;
     return;
