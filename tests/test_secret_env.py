@@ -448,7 +448,7 @@ def test_a_fork_server_started_under_threads_is_said_once_where_it_holds_secrets
                           capture_output=True, text=True, timeout=300,
                           stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stderr
-    said = (done.stdout + done.stderr).count("starts with mjbot's environment, secrets")
+    said = (done.stdout + done.stderr).count("start with mjbot's secrets in their environment")
     assert said == (1 if secrets else 0), done.stderr
 
 
