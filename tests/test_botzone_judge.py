@@ -494,8 +494,13 @@ def test_a_kept_bots_lines_past_its_marker_are_kept_for_its_next_turn():
 
 # PLAYS_ITS_DRAWS that prints its answer to its first draw twice, each copy a whole turn,
 # both in one write: written apart, the copy could come after the judge's next request, and
-# a turn printed after a request is that request's answer to any reader (a WA, by timing)
+# a turn printed after a request is that request's answer to any reader (a WA, by timing).
+# Its stdout is its own buffer, written at each flush: where PYTHONUNBUFFERED is set (this
+# machine's environment) print wrote each piece on its own, and the long copy's test failed
+# about 1 run in 20 (its first stray turn read as 'PASS' alone).
 PRINTS_A_TURN_TWICE = PLAYS_ITS_DRAWS.replace(
+    "import sys\n",
+    "import sys\nsys.stdout = open(1, 'w', buffering=1 << 16, closefd=False)\n", 1).replace(
     "        print(answer(line.strip())); print('" + KEEP_RUNNING + "', flush=True)\n",
     "        twice = line.startswith('2 ') and not globals().get('done')\n"
     "        print(answer(line.strip())); print('" + KEEP_RUNNING + "', flush=not twice)\n"
