@@ -19,7 +19,7 @@ from adapter.fakes.botzone_judge import DEFAULT_COMMAND, MODES, BotzoneJudge
 from adapter.platforms.botzone import KEEP_RUNNING
 from adapter.platforms.botzone_bundle import build_botzone_bundle
 from tests.test_botzone_bundle import bare_python  # noqa: F401  (the fixture)
-from tests.test_botzone_judge import judge_with
+from tests.test_botzone_judge import BARE_PY, judge_with
 
 # a seed whose hand ends after 27 request lines (cheap for one-shot bots); as rulebased plays
 # it, seat 3 answers PLAY, PENG and finally HU
@@ -214,7 +214,7 @@ KEEP_JSON_PASS = (  # answers JSON to JSON-encoded requests only
 
 
 def _judge_with(seat: int, mode: str, script: str) -> BotzoneJudge:
-    return judge_with(seat, mode, [sys.executable, "-c", script])
+    return judge_with(seat, mode, [*BARE_PY, "-c", script])  # stdlib-only bots
 
 
 @pytest.mark.parametrize("script", [

@@ -11,6 +11,11 @@ from replay.formats import botzone_log
 from tests.in_process import mjbot_here
 from tests.narrowing import header_of
 
+# What starts the stdlib-only bots written here: no site (-S), so not this venv's
+# site-packages and their .pth files (the editable install's finder), half of a bare Python
+# start's CPU; a judged match starts three or four of them.
+BARE_PY = (sys.executable, "-S")
+
 # A keep-running bot in simple interaction that plays each tile it draws and passes on every
 # other line: the opponents of a bot under test whose verdict is all a test looks at (an
 # `mjbot botzone` in their place cost ~0.4 s of start-up apiece, and answered as legally).
@@ -32,7 +37,7 @@ def judge_with(seat: int, mode: str, command: list[str], seed: int = 1) -> Botzo
     running, at the other seats."""
     judge = BotzoneJudge([mode if s == seat else "keep" for s in range(4)], seed)
     for s, bot in enumerate(judge.bots):
-        bot.command = command if s == seat else [sys.executable, "-c", PLAYS_ITS_DRAWS]
+        bot.command = command if s == seat else [*BARE_PY, "-c", PLAYS_ITS_DRAWS]
     return judge
 
 
@@ -66,7 +71,7 @@ def test_one_shot_bots_carry_data_between_process_starts():
 
 
 def _fake(script):
-    return (sys.executable, "-c", script)
+    return (*BARE_PY, "-c", script)
 
 
 def _answers(rule: str) -> str:
@@ -83,7 +88,7 @@ def test_a_hu_where_only_pass_goes_is_wa_as_the_judge_rules_it():
     assert result.verdicts == {0: "WA"} and result.scores == [-30, 10, 10, 10]
     assert "'0 0 " in result.reason, result.reason  # the line it answered, named
     on_draws = _answers("'HU' if parts[2:3] == ['DRAW'] else 'PASS'")
-    result = judge_with(1, "keep", [sys.executable, "-c", on_draws]).play()
+    result = judge_with(1, "keep", [*BARE_PY, "-c", on_draws]).play()
     assert result.verdicts == {1: "WA"} and "DRAW" in result.reason, result.reason
 
 
@@ -92,7 +97,7 @@ def test_a_false_hu_on_another_seats_discard_is_wh():
     as the judge scores it (checkHu), whether the referee asked the seat or not."""
     on_discards = _answers("'HU' if parts[2:3] == ['PLAY'] and parts[1] != seat else 'PASS'")
     on_discards = on_discards.replace("n = int(", "seat = '2'\nn = int(")
-    result = judge_with(2, "keep", [sys.executable, "-c", on_discards]).play()
+    result = judge_with(2, "keep", [*BARE_PY, "-c", on_discards]).play()
     assert result.verdicts == {2: "WH"} and result.scores == [10, 10, -30, 10], result.reason
 
 
@@ -208,7 +213,7 @@ def test_a_bot_that_stops_reading_gets_tle_not_a_hung_judge(mode):
     input hung the judge for ever once the pipe was full. Every mode now gives it TLE within
     its turn's limit (a one-shot bot gets the whole, here huge, history on stdin)."""
     keep = mode.startswith("keep")
-    bot = BotProcess(0, mode, (sys.executable, "-c", STOPS_READING, "keep" if keep else "once",
+    bot = BotProcess(0, mode, (*BARE_PY, "-c", STOPS_READING, "keep" if keep else "once",
                                "json" if mode.endswith("json") else "simple"),
                      limit=1.0, later_limit=1.0)
     bot.command = bot.command[:-1]  # the script takes no --keep-running
@@ -233,7 +238,7 @@ def test_a_bot_that_prints_without_end_gets_ole_not_a_judge_out_of_memory(mode, 
     """A turn's output was gathered whole until the limit: a bot printing without end (lines,
     or one line with no newline) grew the judge's memory by what a pipe carries in 6 s. Past
     1 MB a turn it is OLE, one of Botzone's verdicts."""
-    bot = BotProcess(0, mode, (sys.executable, "-c", script), limit=30.0, later_limit=30.0)
+    bot = BotProcess(0, mode, (*BARE_PY, "-c", script), limit=30.0, later_limit=30.0)
     bot.command = bot.command[:-1]
     try:
         assert _verdict_within(bot, "0 0 0") == "OLE"
@@ -267,7 +272,7 @@ NOISY_NOTES = (
 MEASURED = (
     "import json, resource, sys\n"
     "from adapter.fakes.botzone_judge import BotProcess\n"
-    "bot = BotProcess(0, 'keep', (sys.executable, '-c', sys.argv[1]), 30.0, 30.0)\n"
+    "bot = BotProcess(0, 'keep', (sys.executable, '-S', '-c', sys.argv[1]), 30.0, 30.0)\n"
     "bot.command = bot.command[:-1]\n"
     "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
     "answers = [bot.request(line) for line in ('0 0 0', '3 1 PLAY W1', '3 2 PLAY W2')]\n"
@@ -307,14 +312,14 @@ def test_a_one_shot_bots_notes_after_a_megabyte_of_stderr_are_counted(mode):
     answer = "{\"response\": \"PASS\"}" if mode == "json" else "PASS"
     said = noise + (f"sys.stderr.write('mjbot botzone: fallback (late: 1)\\n')\n"
                     f"print({answer!r})\n")
-    bot = BotProcess(0, mode, (sys.executable, "-c", said), limit=30.0, later_limit=30.0)
+    bot = BotProcess(0, mode, (*BARE_PY, "-c", said), limit=30.0, later_limit=30.0)
     bot.command = bot.command[:-1]
     try:
         assert bot.request("0 0 0") == "PASS"
         assert (bot.fallback_count, bot.fallbacks) == (1, ["late: 1"])
     finally:
         bot.close()
-    mute = BotProcess(0, mode, (sys.executable, "-c", noise + "sys.stderr.write('LAST')\n"
+    mute = BotProcess(0, mode, (*BARE_PY, "-c", noise + "sys.stderr.write('LAST')\n"
                                 "sys.exit(3)"), limit=30.0, later_limit=30.0)
     mute.command = mute.command[:-1]
     with pytest.raises(Verdict) as verdict:
@@ -340,7 +345,7 @@ LAST_NOTE_THEN_A_HELPER = (
     "line = b'n' * 999 + b'\\n'\n"
     "noise = line * ((size - len(note)) // len(line))\n"
     "os.write(2, noise + note)\n"  # a pipe write returns once all of it is in the pipe
-    "helper = subprocess.Popen([sys.executable, '-c',\n"
+    "helper = subprocess.Popen([sys.executable, '-S', '-c',\n"
     "                           'import os\\nwhile True: os.write(2, b\"h\" * 4096)'])\n"
     "open(sys.argv[1], 'w').write(str(helper.pid))\n"
     "os._exit(0)\n")
@@ -358,7 +363,7 @@ def test_a_kept_bots_last_notes_are_counted_though_a_helper_holds_its_stderr(tmp
     import signal
 
     pidfile, go = tmp_path / "helper", tmp_path / "go"
-    bot = BotProcess(0, "keep", (sys.executable, "-c", LAST_NOTE_THEN_A_HELPER, str(pidfile),
+    bot = BotProcess(0, "keep", (*BARE_PY, "-c", LAST_NOTE_THEN_A_HELPER, str(pidfile),
                                  str(go)), limit=30.0, later_limit=30.0)
     bot.command = bot.command[:-1]
     try:
@@ -381,7 +386,7 @@ def test_a_kept_bots_last_notes_are_counted_though_a_helper_holds_its_stderr(tmp
 # no answer.
 LEAVES_A_HELPER = (
     "import subprocess, sys\n"
-    "helper = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'])\n"
+    "helper = subprocess.Popen([sys.executable, '-S', '-c', 'import time; time.sleep(120)'])\n"
     "open(sys.argv[1], 'w').write(str(helper.pid))\n"
     "sys.stdin.readline()\n"
     "if sys.argv[2] == 'simple':\n"
@@ -401,7 +406,7 @@ def test_a_bot_whose_helper_holds_its_output_is_judged_at_its_exit(tmp_path, mod
     from adapter.fakes.botzone_judge import Verdict
 
     pidfile = tmp_path / "helper"
-    bot = BotProcess(0, mode, (sys.executable, "-c", LEAVES_A_HELPER, str(pidfile), mode),
+    bot = BotProcess(0, mode, (*BARE_PY, "-c", LEAVES_A_HELPER, str(pidfile), mode),
                      limit=10.0, later_limit=10.0)
     bot.command = bot.command[:-1]
     try:
@@ -445,7 +450,7 @@ def test_a_bots_helpers_end_with_its_turn_or_its_match(tmp_path, mode):
     from adapter.fakes.botzone_judge import Verdict
 
     pidfile = tmp_path / "helper"
-    bot = BotProcess(0, mode, (sys.executable, "-c", LEAVES_A_HELPER, str(pidfile), mode),
+    bot = BotProcess(0, mode, (*BARE_PY, "-c", LEAVES_A_HELPER, str(pidfile), mode),
                      limit=30.0, later_limit=30.0)
     bot.command = bot.command[:-1]
     try:
@@ -478,7 +483,7 @@ def test_a_kept_bots_lines_past_its_marker_are_kept_for_its_next_turn():
               "    if line.strip(): break\n"
               "sys.stdout.write('" + KEEP_RUNNING + "\\n')\n"
               "sys.stdout.flush(); sys.stdin.read()\n")
-    bot = BotProcess(0, "keep", (sys.executable, "-c", script), limit=30.0, later_limit=30.0)
+    bot = BotProcess(0, "keep", (*BARE_PY, "-c", script), limit=30.0, later_limit=30.0)
     bot.command = bot.command[:-1]
     try:
         assert bot.request("0 0 0") == "PASS" and bot.data == "kept"
@@ -489,8 +494,13 @@ def test_a_kept_bots_lines_past_its_marker_are_kept_for_its_next_turn():
 
 # PLAYS_ITS_DRAWS that prints its answer to its first draw twice, each copy a whole turn,
 # both in one write: written apart, the copy could come after the judge's next request, and
-# a turn printed after a request is that request's answer to any reader (a WA, by timing)
+# a turn printed after a request is that request's answer to any reader (a WA, by timing).
+# Its stdout is its own buffer, written at each flush: where PYTHONUNBUFFERED is set (this
+# machine's environment) print wrote each piece on its own, and the long copy's test failed
+# about 1 run in 20 (its first stray turn read as 'PASS' alone).
 PRINTS_A_TURN_TWICE = PLAYS_ITS_DRAWS.replace(
+    "import sys\n",
+    "import sys\nsys.stdout = open(1, 'w', buffering=1 << 16, closefd=False)\n", 1).replace(
     "        print(answer(line.strip())); print('" + KEEP_RUNNING + "', flush=True)\n",
     "        twice = line.startswith('2 ') and not globals().get('done')\n"
     "        print(answer(line.strip())); print('" + KEEP_RUNNING + "', flush=not twice)\n"
@@ -511,10 +521,10 @@ def test_a_turn_printed_twice_by_a_kept_bot_is_dropped_and_fails_the_soak():
 
     assert PRINTS_A_TURN_TWICE != PLAYS_ITS_DRAWS
     summary = run_matches(1, ["keep"], seed=1,
-                          command=(sys.executable, "-c", PRINTS_A_TURN_TWICE))
+                          command=(*BARE_PY, "-c", PRINTS_A_TURN_TWICE))
     assert summary["verdicts"] == {}, summary
     assert summary["unasked"] == {"keep": {"turns": 4, "first": "PASS"}}, summary
-    well = run_matches(1, ["keep"], seed=1, command=(sys.executable, "-c", PLAYS_ITS_DRAWS))
+    well = run_matches(1, ["keep"], seed=1, command=(*BARE_PY, "-c", PLAYS_ITS_DRAWS))
     assert well["verdicts"] == {} and well["unasked"] == {}, well
 
 
@@ -528,7 +538,7 @@ def test_a_long_stray_turn_is_shown_in_part_with_what_was_left_out():
                                             "print('PASS'); print('x' * 5000); print('"
                                             + KEEP_RUNNING)
     assert long_copy != PRINTS_A_TURN_TWICE
-    summary = run_matches(1, ["keep"], seed=1, command=(sys.executable, "-c", long_copy))
+    summary = run_matches(1, ["keep"], seed=1, command=(*BARE_PY, "-c", long_copy))
     assert summary["verdicts"] == {}, summary
     assert summary["unasked"] == {"keep": {
         "turns": 4, "first": "PASS\n" + "x" * 295 + " ... (4705 bytes left out)"}}
@@ -588,7 +598,7 @@ def test_a_kept_bots_answer_before_its_exit_is_its_answer():
     judge, woken by its stderr, found it exited before it looked at its output again, and
     gave RE 'the bot exited (0)' with the answer in the pipe. The output is read once more
     after the exit is seen (as LineProcess.read_line does)."""
-    bot = BotProcess(0, "keep", (sys.executable, "-c", ANSWERS_AND_EXITS), limit=30.0,
+    bot = BotProcess(0, "keep", (*BARE_PY, "-c", ANSWERS_AND_EXITS), limit=30.0,
                      later_limit=30.0)
     bot.command = bot.command[:-1]
     try:

@@ -6,6 +6,7 @@ garbage, and the table plays on, counts each fault and leaves no process behind.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import select
@@ -42,6 +43,12 @@ from tests.in_process import mjbot_here
 from tests.serve_helpers import free_port
 
 PY = sys.executable
+# What starts a bot written here: each needs only the standard library, so it starts without
+# site (-S) and skips this venv's site-packages and their .pth files (the editable install's
+# finder), about half of a bare Python start's CPU: these bots start hundreds of times a run
+# (every one-shot Botzone turn, every fresh run after a fault). mjbot's own commands need
+# site and keep PY.
+BOT_PY = f"{PY} -S"
 MJBOT = f"{PY} -m adapter.cli --log-level error"
 MARKER = ">>>BOTZONE_REQUEST_KEEP_RUNNING<<<"
 
@@ -60,7 +67,7 @@ MJAI_BOT = textwrap.dedent("""
             return False  # it has crashed or hung once: it plays well now
         open(pidfile + ".faulted", "w").close()
         return True
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    child = subprocess.Popen([sys.executable, "-S", "-c", "import time; time.sleep(600)"])
     with open(pidfile, "a") as f:
         f.write(f"{os.getpid()} {child.pid}\\n")
     if mode == "mute":  # started, never answers (not even start_game)
@@ -95,7 +102,7 @@ BOTZONE_KEEP_BOT = textwrap.dedent("""
             return False  # it has hung once: it plays well now
         open(pidfile + ".faulted", "w").close()
         return True
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    child = subprocess.Popen([sys.executable, "-S", "-c", "import time; time.sleep(600)"])
     with open(pidfile, "a") as f:
         f.write(f"{os.getpid()} {child.pid}\\n")
     def answer(request):
@@ -129,7 +136,7 @@ NTPU_BOT = textwrap.dedent("""
             return False  # it has crashed or hung once: it plays well now
         open(pidfile + ".faulted", "w").close()
         return True
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    child = subprocess.Popen([sys.executable, "-S", "-c", "import time; time.sleep(600)"])
     with open(pidfile, "a") as f:
         f.write(f"{os.getpid()} {child.pid}\\n")
     last = None
@@ -265,6 +272,14 @@ def _versus_greedy(variant: str, seat0: str) -> dict[str, Any]:
     return summarize(config, run_arena(config), 1.0)
 
 
+@functools.cache
+def _inside(variant: str) -> dict[str, Any]:
+    """rulebased seated in-process against three greedy (_versus_greedy): the figures our own
+    program must give as an outside one. Played once a process: riichi's is compared to by
+    three tests (the stdin, TCP and eager-reach programs), and the tests only read it."""
+    return _versus_greedy(variant, "rulebased")
+
+
 def _same_figures(inside: dict[str, Any], outside: dict[str, Any], name: str) -> None:
     ours = inside["policies"]["rulebased"]
     theirs = outside["policies"][name]
@@ -279,7 +294,7 @@ def _same_figures(inside: dict[str, Any], outside: dict[str, Any], name: str) ->
 
 def test_mjbot_mjai_as_an_outside_program_plays_as_the_in_process_seat(tmp_path):
     name = f"mjai:{MJBOT} mjai --no-log --policy rulebased"
-    inside = _versus_greedy("riichi", "rulebased")
+    inside = _inside("riichi")
     outside = _versus_greedy("riichi", name)
     _same_figures(inside, outside, name)
     assert outside["policies"][name]["decisions"] > 0
@@ -287,7 +302,7 @@ def test_mjbot_mjai_as_an_outside_program_plays_as_the_in_process_seat(tmp_path)
 
 def test_mjbot_botzone_as_an_outside_program_plays_as_the_in_process_seat(tmp_path):
     name = f"botzone-keep:{MJBOT} botzone --keep-running --no-log --policy rulebased"
-    inside = _versus_greedy("mcr", "rulebased")
+    inside = _inside("mcr")
     outside = _versus_greedy("mcr", name)
     _same_figures(inside, outside, name)
 
@@ -297,7 +312,8 @@ def test_mjbot_mjai_over_tcp_plays_as_the_in_process_seat(tmp_path):
     name = f"mjai-tcp:127.0.0.1:{port}"
     # the original mjai server ends a connection with its game: the client runs in a loop
     clients = subprocess.Popen(
-        [PY, "-c", "import subprocess, sys\nfor _ in range(4):\n    subprocess.run(sys.argv[1:])",
+        [PY, "-S", "-c",
+         "import subprocess, sys\nfor _ in range(4):\n    subprocess.run(sys.argv[1:])",
          PY, "-m", "adapter.cli", "--log-level", "error", "mjai", "--server",
          f"127.0.0.1:{port}", "--no-log"])
     try:
@@ -306,9 +322,7 @@ def test_mjbot_mjai_over_tcp_plays_as_the_in_process_seat(tmp_path):
         outside = summarize(config, run_arena(config), 1.0)
     finally:
         clients.wait(timeout=60)
-    config = ArenaConfig("riichi", ("rulebased", "greedy", "greedy", "greedy"), hands=1, seed=7)
-    inside = summarize(config, run_arena(config), 1.0)
-    _same_figures(inside, outside, name)
+    _same_figures(_inside("riichi"), outside, name)
 
 
 def test_an_mjai_tcp_claim_on_the_discard_after_a_kan_is_kept_across_its_dora():
@@ -336,7 +350,7 @@ def test_an_mjai_tcp_claim_on_the_discard_after_a_kan_is_kept_across_its_dora():
 
 def test_mjbot_ntpu_as_an_outside_program_plays_as_the_in_process_seat(tmp_path):
     name = f"ntpu:{MJBOT} ntpu --stdio --no-log --policy rulebased"
-    inside = _versus_greedy("taiwan16", "rulebased")
+    inside = _inside("taiwan16")
     outside = _versus_greedy("taiwan16", name)
     _same_figures(inside, outside, name)
 
@@ -373,7 +387,7 @@ def test_a_bad_mjai_bot_is_played_safe_counted_and_killed(tmp_path, mode, reason
                                                           short_banner_grace, short_turns):
     pidfile = tmp_path / "pids"
     bot = _script(tmp_path, "bot.py", MJAI_BOT)
-    name = f"mjai:{PY} {bot} {mode} {pidfile}"
+    name = f"mjai:{BOT_PY} {bot} {mode} {pidfile}"
     with capture_logs() as logs:
         summary = _arena("riichi", name, seat_limit=None if mode == "hang" else 30)
     assert summary["games"] == 4 and summary["referee_errors"] == 0
@@ -399,7 +413,7 @@ def test_a_bad_mjai_bot_is_played_safe_counted_and_killed(tmp_path, mode, reason
 def test_a_good_mjai_bot_has_no_faults_and_leaves_nothing_behind(tmp_path):
     pidfile = tmp_path / "pids"
     bot = _script(tmp_path, "bot.py", MJAI_BOT)
-    name = f"mjai:{PY} {bot} good {pidfile}"
+    name = f"mjai:{BOT_PY} {bot} good {pidfile}"
     summary = _arena("riichi", name, seat_limit=30)
     report = summary["external_seats"][name]
     assert {k: v for k, v in report.items() if k != "first_fault"} == dict.fromkeys(
@@ -416,7 +430,7 @@ def test_a_bad_botzone_bot_is_played_safe_counted_and_killed(tmp_path, mode, rea
                                                              short_turns):
     pidfile = tmp_path / "pids"
     bot = _script(tmp_path, "bot.py", BOTZONE_KEEP_BOT)
-    name = f"botzone-keep:{PY} {bot} {mode} {pidfile}"
+    name = f"botzone-keep:{BOT_PY} {bot} {mode} {pidfile}"
     summary = _arena("mcr", name, seat_limit=None if mode == "hang" else 30)
     assert summary["games"] == 4 and summary["referee_errors"] == 0
     assert summary["illegal_actions"] == 0
@@ -435,7 +449,7 @@ def test_an_ntpu_program_is_played_safe_counted_and_killed(tmp_path, mode, reaso
                                                           short_banner_grace, short_turns):
     pidfile = tmp_path / "pids"
     bot = _script(tmp_path, "bot.py", NTPU_BOT)
-    name = f"ntpu:{PY} {bot} {mode} {pidfile}"
+    name = f"ntpu:{BOT_PY} {bot} {mode} {pidfile}"
     # the hang and the garbage bot's noise where its throw goes are waited on for a later
     # ask's limit (HANG_LIMIT, short_turns) once a hand; a run's start keeps NTPU's 30 s: a
     # --seat-limit of 1 s, as the garbage case had, bounded the start too, and a Python start
@@ -492,7 +506,7 @@ def test_short_turns_leaves_mjais_limit_to_the_next_test(tmp_path):
 def test_a_good_botzone_bot_kept_running_has_no_faults(tmp_path):
     pidfile = tmp_path / "pids"
     bot = _script(tmp_path, "bot.py", BOTZONE_KEEP_BOT)
-    name = f"botzone-keep:{PY} {bot} good {pidfile}"
+    name = f"botzone-keep:{BOT_PY} {bot} good {pidfile}"
     summary = _arena("mcr", name, seat_limit=30)
     assert summary["external_seats"][name]["first_fault"] is None
     assert summary["policies"][name]["fallbacks"] == 0
@@ -518,7 +532,7 @@ def _mcr_game_with_outside_seat_0(name, limit, seed=11):
                                        ("botzone-json", BOTZONE_ONESHOT_JSON)])
 def test_a_one_shot_botzone_bot_gets_the_history_and_its_data_back(tmp_path, kind, text):
     bot = _script(tmp_path, "bot.py", text)
-    name = f"{kind}:{PY} {bot}"
+    name = f"{kind}:{BOT_PY} {bot}"
     # seed 0: a hand won after 31 request lines, each a run that checks the data the last
     # left (seed 11, drawn out after 167 lines, started five times as many runs)
     result, seat = _mcr_game_with_outside_seat_0(name, 30.0, seed=0)
@@ -548,7 +562,7 @@ def test_a_botzone_bot_that_answers_but_does_not_end_its_turn_is_told_so(tmp_pat
     TLE: the fault said 'no answer within 0.77 s' (the time left, not the limit) to a bot
     that had answered at once, hiding its mistake."""
     bot = _script(tmp_path, "bot.py", BOTZONE_ANSWERS_AND_STAYS)
-    name = f"{kind}:{PY} {bot}"
+    name = f"{kind}:{BOT_PY} {bot}"
     report = _mcr_game_with_outside_seat_0(name, 0.5)[1].report
     assert report.late == 1, report
     assert report.first == f"late: answered 'PASS' but {ending} within 0.5 s", report.first
@@ -585,7 +599,7 @@ def test_a_chi_with_no_chow_of_the_discard_is_played_safe_not_a_referee_error(tm
     """On these walls the bot may chow a W2 and answers 'CHI W1 W2': the game ended in a
     referee error (TileError: not a tile: -1) and its figures were lost."""
     bot = _script(tmp_path, "bot.py", BOTZONE_CHI_W1)
-    name = f"botzone-keep:{PY} {bot}"
+    name = f"botzone-keep:{BOT_PY} {bot}"
     summary = _arena("mcr", name, seed=6)
     assert summary["referee_errors"] == 0 and summary["games"] == 4
     report = summary["external_seats"][name]
@@ -628,7 +642,7 @@ def test_a_missing_program_is_refused_in_one_line(capsys):
 def test_a_faulty_program_fails_the_run_past_the_fallback_share(tmp_path, capsys):
     pidfile = tmp_path / "pids"
     bot = _script(tmp_path, "bot.py", MJAI_BOT)
-    name = f"mjai:{PY} {bot} illegal {pidfile}"
+    name = f"mjai:{BOT_PY} {bot} illegal {pidfile}"
     out = tmp_path / "a.json"
     done = mjbot_here(capsys, "--log-level", "error", "arena", "--policies",
                       f"{name},rulebased,rulebased,rulebased", "--hands", "1", "--no-log",
@@ -643,7 +657,7 @@ def test_a_faulty_program_fails_the_run_past_the_fallback_share(tmp_path, capsys
 def test_selfplay_records_an_outside_program(tmp_path, capsys):
     pidfile = tmp_path / "pids"
     bot = _script(tmp_path, "bot.py", MJAI_BOT)
-    name = f"mjai:{PY} {bot} good {pidfile}"
+    name = f"mjai:{BOT_PY} {bot} good {pidfile}"
     done = mjbot_here(capsys, "--log-level", "error", "selfplay", "--policies",
                       f"{name},rulebased,rulebased,rulebased", "--hands", "1",
                       "--out", str(tmp_path / "ds"), "--json")
@@ -661,7 +675,7 @@ def test_selfplay_reports_an_outside_programs_faults(tmp_path, capsys):
     crashes were nowhere in its text or the dataset's manifest. It now prints the arena's
     line per program and keeps the counts in the manifest under ``external_seats``."""
     bot = _script(tmp_path, "chatty.py", MJAI_CHATTY)
-    name = f"chatty=mjai:{PY} {bot} buffered"
+    name = f"chatty=mjai:{BOT_PY} {bot} buffered"
     done = mjbot_here(capsys, "--log-level", "error", "selfplay", "--policies",
                       f"{name},rulebased,rulebased,rulebased", "--hands", "1",
                       "--out", str(tmp_path / "ds"), "--seat-limit", "30")
@@ -699,7 +713,7 @@ def test_a_program_that_never_flushes_is_told_it_may_be_why(tmp_path):
     that hangs, for the commonest mistake of a first pipe bot. A run late with its first
     answer is now said to look so too when its output is not flushed."""
     bot = _script(tmp_path, "bot.py", MJAI_UNFLUSHED)
-    name = f"mjai:{PY} {bot}"
+    name = f"mjai:{BOT_PY} {bot}"
     # a short limit: it is waited out once a game whatever it is (nothing is ever flushed)
     summary = _arena("riichi", name, seat_limit=0.5)
     report = summary["external_seats"][name]
@@ -724,7 +738,7 @@ def test_a_kept_botzone_program_that_never_flushes_is_told_it_may_be_why(tmp_pat
     buffer got 'late: no answer within 6 s', a hang's words, each hand. A kept run late
     with its first turn's answer now gets the hint too."""
     bot = _script(tmp_path, "bot.py", BOTZONE_KEEP_UNFLUSHED)
-    name = f"botzone-keep:{PY} {bot}"
+    name = f"botzone-keep:{BOT_PY} {bot}"
     # a short limit: it is waited out once a game whatever it is (nothing is ever flushed)
     summary = _arena("mcr", name, seat_limit=0.5)
     assert summary["external_seats"][name]["late"] >= summary["games"], summary
@@ -741,7 +755,7 @@ def test_an_outside_programs_answer_times_are_in_the_thinking_figures(tmp_path):
     # on every draw, 357 times, 7 s of the test's idle waiting)
     bot = _script(tmp_path, "bot.py", MJAI_CHATTY.replace(
         "draws += 1", "draws += 1; time.sleep(0.02 if draws % 5 == 0 else 0)"))
-    name = f"slow=mjai:{PY} {bot} buffered"
+    name = f"slow=mjai:{BOT_PY} {bot} buffered"
     config = ArenaConfig("riichi", (name, "rulebased", "rulebased", "rulebased"), hands=1,
                          seed=3, seat_limit=30)
     summary = summarize(config, run_arena(config), 1.0)
@@ -785,7 +799,7 @@ def test_a_program_that_never_starts_costs_the_seat_limit_once_a_game(tmp_path, 
     limit is short: the bot never answers, so any limit is waited out once a game."""
     pidfile = tmp_path / "pids"
     bot = _script(tmp_path, "bot.py", MJAI_BOT)
-    name = f"mjai:{PY} {bot} mute {pidfile}"
+    name = f"mjai:{BOT_PY} {bot} mute {pidfile}"
     out = tmp_path / "a.json"
     done = mjbot_here(capsys, "--log-level", "error", "arena", "--policies",
                       f"{name},rulebased,rulebased,rulebased", "--hands", "1", "--no-log",
@@ -830,7 +844,7 @@ def test_a_signal_stops_one_process_while_a_program_is_awaited(tmp_path, signum)
     pidfile = tmp_path / "pids"
     bot = _script(tmp_path, "bot.py", MJAI_BOT)
     proc = _cli("arena", "--policies",
-                f"mjai:{PY} {bot} mute {pidfile},rulebased,rulebased,rulebased",
+                f"mjai:{BOT_PY} {bot} mute {pidfile},rulebased,rulebased,rulebased",
                 "--hands", "1", "--no-log")
     try:
         _wait_for_file(pidfile, proc)
@@ -890,7 +904,7 @@ def test_a_daemon_a_program_started_does_not_outlive_the_arena(tmp_path, mode):
     long run filled the machine with them. The keeper, a subreaper, ends it with the run."""
     pidfile = tmp_path / "pids"
     bot = _script(tmp_path, "bot.py", DAEMON_BOT)
-    name = f"mjai:{PY} {bot} {mode} {pidfile}"
+    name = f"mjai:{BOT_PY} {bot} {mode} {pidfile}"
     summary = _arena("riichi", name, seat_limit=30)
     assert summary["games"] == 4 and summary["referee_errors"] == 0
     report = summary["external_seats"][name]
@@ -921,7 +935,7 @@ def test_no_program_outlives_an_arena_that_is_killed(tmp_path, workers, killed, 
     and only the keeper's signal ends the program."""
     pidfile = tmp_path / "pids"
     bot = _script(tmp_path, "bot.py", MJAI_BOT if kind == "child" else DAEMON_BOT)
-    proc = _cli("arena", "--policies", f"mjai:{PY} {bot} mute {pidfile},rulebased,rulebased,"
+    proc = _cli("arena", "--policies", f"mjai:{BOT_PY} {bot} mute {pidfile},rulebased,rulebased,"
                 "rulebased",
                 "--hands", "1", "--no-log", "--workers", str(workers))
     with _nothing_of_the_arena_left(proc, pidfile):
@@ -1001,7 +1015,7 @@ def test_a_killed_arena_case_that_fails_leaves_nothing_and_says_its_own_failure(
     assert early.returncode == 2 and not pidfile.exists()
 
     bot = _script(tmp_path, "bot.py", MJAI_BOT)
-    proc = _cli("arena", "--policies", f"mjai:{PY} {bot} mute {pidfile},rulebased,rulebased,"
+    proc = _cli("arena", "--policies", f"mjai:{BOT_PY} {bot} mute {pidfile},rulebased,rulebased,"
                 "rulebased", "--hands", "4", "--no-log", "--workers", "2")
     with pytest.raises(RuntimeError), _nothing_of_the_arena_left(proc, pidfile):
         _wait_for_file(pidfile, proc, settle=0)
@@ -1058,11 +1072,12 @@ def test_a_helper_in_the_programs_group_goes_though_its_keeper_was_killed(tmp_pa
     the group kill wherever a keeper had exited. Now what is left of the group goes too."""
     pidfile = tmp_path / "pids"
     script = ("import subprocess, sys, time\n"
-              "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+              "child = subprocess.Popen([sys.executable, '-S', '-c',\n"
+              "                          'import time; time.sleep(600)'])\n"
               f"open({str(pidfile)!r}, 'w').write(str(child.pid))\n"
               "print('ready', flush=True)\n"
               "time.sleep(600)\n")
-    proc = LineProcess([sys.executable, "-c", script])
+    proc = LineProcess([sys.executable, "-S", "-c", script])
     try:
         assert proc.read_line(30) == "ready"
         if proc.kept:
@@ -1077,7 +1092,7 @@ def test_a_program_that_stops_reading_its_input_is_late_not_a_hang():
     """A pipe holds 64 KB: a Botzone history or a stream of mjai events sent to a program
     that never reads them blocked the write, and the table, for ever. The write now has a
     limit, and what was left unsent is said."""
-    proc = LineProcess([sys.executable, "-c", "import time; time.sleep(60)"])
+    proc = LineProcess([sys.executable, "-S", "-c", "import time; time.sleep(60)"])
     try:
         with pytest.raises(SeatFault) as fault:
             proc.send("x" * 300_000, limit=0.5)
@@ -1085,7 +1100,7 @@ def test_a_program_that_stops_reading_its_input_is_late_not_a_hang():
             fault.value)
     finally:
         proc.close(grace=0.1)
-    reader = LineProcess([sys.executable, "-c", "import sys; n = len(sys.stdin.read()); "
+    reader = LineProcess([sys.executable, "-S", "-c", "import sys; n = len(sys.stdin.read()); "
                           "print(n)"])
     try:
         reader.send("y" * 300_000 + "\n", limit=30)  # one that reads takes it all
@@ -1111,7 +1126,7 @@ def test_a_programs_lines_are_read_whole_however_its_output_is_cut(tmp_path):
     data = (b"a\r\n\nlong " + b"x" * 70_000 + b"\n" + "\u00e9\r\n".encode() + b"\n" * 100_000
             + b"bc\nlast")
     (tmp_path / "out").write_bytes(data)
-    proc = LineProcess([sys.executable, "-c", PIECES, str(tmp_path / "out")])
+    proc = LineProcess([sys.executable, "-S", "-c", PIECES, str(tmp_path / "out")])
     try:
         got = []
         while (line := proc.read_line(30)) is not None:
@@ -1120,7 +1135,7 @@ def test_a_programs_lines_are_read_whole_however_its_output_is_cut(tmp_path):
         proc.close()
     assert got[:4] == ["a", "", "long " + "x" * 70_000, "\u00e9"]
     assert got[4:] == [""] * 100_000 + ["bc", "last"]
-    flood = LineProcess([sys.executable, "-c", "import sys\n"
+    flood = LineProcess([sys.executable, "-S", "-c", "import sys\n"
                          "sys.stdout.write('one\\n' + '\\n' * 100_000 + 'two\\nthr')"])
     try:
         assert flood.read_line(30) == "one"
@@ -1163,8 +1178,8 @@ def test_a_bots_decisions_and_fallbacks_are_those_its_game_logs_hold(tmp_path, v
     draw itself read ~85% fallbacks), and the arena's figures were no longer those of its
     game logs. Those faults stay in the program's report; the tally is its decisions."""
     bot = _script(tmp_path, "bot.py", text)
-    name = f"{kind}:{PY} {bot} garbage {tmp_path / 'pids'}"
-    good = f"{kind}:{PY} {bot} good {tmp_path / 'pids'}"
+    name = f"{kind}:{BOT_PY} {bot} garbage {tmp_path / 'pids'}"
+    good = f"{kind}:{BOT_PY} {bot} good {tmp_path / 'pids'}"
     figures = {}
     for seat0, logs in ((name, tmp_path / "bad"), (good, tmp_path / "good")):
         config = ArenaConfig(variant, (seat0, "rulebased", "rulebased", "rulebased"),
@@ -1195,7 +1210,7 @@ def test_an_unreadable_json_answer_is_one_garbage_fault_named_as_such(tmp_path):
     and then 'illegal: no answer to read' on the decision, which named that as the fallback's
     reason: a bot that never answered illegally read 'illegal 56'."""
     bot = _script(tmp_path, "bot.py", BOTZONE_KEEP_JSON_GARBAGE)
-    name = f"botzone-keep-json:{PY} {bot}"
+    name = f"botzone-keep-json:{BOT_PY} {bot}"
     seat = _mcr_game_with_outside_seat_0(name, 30.0)[1]
     assert seat.report.illegal == 0, seat.report
     # one fault per line, the match's last answer too (no decision or later line reads it)
@@ -1298,7 +1313,7 @@ def test_a_botzone_bots_extra_output_is_read_as_botzone_reads_it(tmp_path, kind,
     the rest of the match."""
     bot = _script(tmp_path, "bot.py", BOTZONE_EXTRA_OUTPUT)
     io = "json" if kind.endswith("json") else "simple"
-    name = f"{kind}:{PY} {bot} {io} {int('keep' in kind)} {extra}"
+    name = f"{kind}:{BOT_PY} {bot} {io} {int('keep' in kind)} {extra}"
     seat = _mcr_game_with_outside_seat_0(name, 30.0, seed=0)[1]
     report = seat.report
     assert report.garbage == faults and report.illegal == report.late == report.crashed == 0, \
@@ -1318,7 +1333,7 @@ def test_a_kept_botzone_bot_printing_turns_without_end_is_a_flood_and_stopped(tm
     the run's 1 MB of such output, as an mjai or NTPU program's stray lines do: past it,
     a fatal garbage fault, the bot stopped and the rest of the match played safe."""
     bot = _script(tmp_path, "bot.py", BOTZONE_EXTRA_OUTPUT)
-    name = f"{kind}:{PY} {bot} {'json' if kind.endswith('json') else 'simple'} 1 loop"
+    name = f"{kind}:{BOT_PY} {bot} {'json' if kind.endswith('json') else 'simple'} 1 loop"
     with capture_logs() as logs:
         seat = _mcr_game_with_outside_seat_0(name, 30.0, seed=11)[1]
     report = seat.report
@@ -1358,7 +1373,7 @@ def test_a_program_printing_endless_stderr_keeps_its_head_and_tail_within_a_boun
     up: it writes all 20 MB and answers while nobody reads its stderr."""
     from adapter.local.external.keeper import KEPT_HEAD, KEPT_TAIL
 
-    proc = LineProcess([PY, "-c", NOISY])
+    proc = LineProcess([PY, "-S", "-c", NOISY])
     try:
         assert proc.read_line(30) == "done"
         proc.end_input()
@@ -1384,7 +1399,7 @@ def test_an_outside_seat_reports_and_logs_the_stderr_it_left_out(tmp_path):
         "mode, pidfile = sys.argv[1], sys.argv[2]\n"
         "sys.stderr.write('x' * 3_000_000); sys.stderr.flush()"))
     pidfile = tmp_path / "pids"
-    name = f"botzone-keep:{PY} {bot} good {pidfile}"
+    name = f"botzone-keep:{BOT_PY} {bot} good {pidfile}"
     with capture_logs() as logs:
         _, seat = _mcr_game_with_outside_seat_0(name, 30)
     report = seat.report.as_dict()
@@ -1401,7 +1416,7 @@ def test_a_botzone_bot_printing_lines_without_end_is_garbage_not_a_memory_sink(t
     turn (Botzone's OLE) it is a garbage fault, and the bot is stopped."""
     bot = _script(tmp_path, "bot.py", "while True:\n    print('PASS')\n")
     with capture_logs() as logs:
-        _, seat = _mcr_game_with_outside_seat_0(f"botzone-keep:{PY} {bot}", 3)
+        _, seat = _mcr_game_with_outside_seat_0(f"botzone-keep:{BOT_PY} {bot}", 3)
     assert seat.report.garbage == 1 and seat.report.late == 0, seat.report
     assert "more than 1048576 bytes of output in one turn" in seat.report.first
     assert any(e.get("reason") == "garbage" for e in logs)
@@ -1466,7 +1481,7 @@ def test_an_ntpu_programs_stray_lines_are_all_counted_in_a_bounded_number_of_war
     are logged as they were, the rest counted in the report and said in one warning."""
     bot = _script(tmp_path, "bot.py", NTPU_STRAY)
     with capture_logs() as logs:
-        _, seat = _taiwan_game_with_outside_seat_0(f"ntpu:{PY} {bot} stale")
+        _, seat = _taiwan_game_with_outside_seat_0(f"ntpu:{BOT_PY} {bot} stale")
     faults = [e for e in logs if e["event"] == "outside program fault"]
     more = [e for e in logs if e["event"] == "outside program faults not logged one by one"]
     assert seat.report.crashed == seat.report.late == seat.report.illegal == 0, seat.report
@@ -1482,7 +1497,7 @@ def test_an_ntpu_program_flooding_lines_between_asks_is_garbage_and_stopped(tmp_
     program is stopped, its turn played safe, and the game goes on."""
     bot = _script(tmp_path, "bot.py", NTPU_STRAY)
     with capture_logs() as logs:
-        result, seat = _taiwan_game_with_outside_seat_0(f"ntpu:{PY} {bot} flood")
+        result, seat = _taiwan_game_with_outside_seat_0(f"ntpu:{BOT_PY} {bot} flood")
     flood = [e for e in logs if e["event"] == "outside program fault"
              and "bytes of lines answering no ask (a flood)" in e["detail"]]
     assert flood and flood[0]["reason"] == "garbage", seat.report
@@ -1504,7 +1519,7 @@ def test_an_ntpu_programs_debug_line_before_its_reply_is_garbage_and_its_reply_p
     lost, and more where its replies kept coming after the seat's next ask. A line that is
     no line of the protocol is skipped, counted as garbage; the reply after it is played."""
     bot = _script(tmp_path, "bot.py", NTPU_STRAY)
-    _, seat = _taiwan_game_with_outside_seat_0(f"ntpu:{PY} {bot} thinking")
+    _, seat = _taiwan_game_with_outside_seat_0(f"ntpu:{BOT_PY} {bot} thinking")
     assert seat.report.garbage == 1 and seat.report.illegal == seat.report.late == 0, \
         seat.report
     assert seat.report.first.endswith("a line before its answer that is no answer")
@@ -1519,7 +1534,7 @@ def test_an_ntpu_programs_stray_lines_read_with_its_answers_count_toward_a_flood
     Every stray line taken counts now."""
     bot = _script(tmp_path, "bot.py", NTPU_STRAY)
     with capture_logs() as logs:
-        _, seat = _taiwan_game_with_outside_seat_0(f"ntpu:{PY} {bot} trailing")
+        _, seat = _taiwan_game_with_outside_seat_0(f"ntpu:{BOT_PY} {bot} trailing")
     flood = [e for e in logs if e["event"] == "outside program fault"
              and "bytes of lines answering no ask (a flood)" in e["detail"]]
     assert flood and flood[0]["reason"] == "garbage", seat.report
@@ -1574,7 +1589,7 @@ def test_an_mjai_bots_debug_line_before_its_answer_is_garbage_and_its_answer_pla
     follows it is the answer to its line (waited for BANNER_GRACE after the noise at most),
     so the bot's move is played and the seat never leaves step."""
     bot = _script(tmp_path, "chatty.py", MJAI_CHATTY)
-    name = f"mjai:{PY} {bot} {mode}"
+    name = f"mjai:{BOT_PY} {bot} {mode}"
     with capture_logs() as logs:
         summary = _arena("riichi", name, seat_limit=30)
     report = summary["external_seats"][name]
@@ -1603,14 +1618,14 @@ def test_an_mjai_bots_json_line_that_is_no_answer_is_garbage_and_its_answer_play
         port = free_port()
         name = f"mjai-tcp:127.0.0.1:{port}"
         bot = _script(tmp_path, "tcp_chatty.py", MJAI_TCP_CHATTY)
-        client = subprocess.Popen([PY, bot, str(port), "thinking", debug])
+        client = subprocess.Popen([PY, "-S", bot, str(port), "thinking", debug])
         try:
             summary = _arena("riichi", name, seat_limit=30)
         finally:
             client.wait(timeout=60)
     else:
         bot = _script(tmp_path, "bot.py", MJAI_CHATTY)
-        name = f"mjai:{PY} {bot} thinking {debug!r}"
+        name = f"mjai:{BOT_PY} {bot} thinking {debug!r}"
         summary = _arena("riichi", name, seat_limit=30)
     report = summary["external_seats"][name]
     games = summary["games"]
@@ -1630,12 +1645,12 @@ def test_a_debug_line_does_not_shorten_the_answers_limit(tmp_path, monkeypatch, 
     monkeypatch.setattr(seat_module, "BANNER_GRACE", 0.05)
     if kind == "ntpu":
         bot = _script(tmp_path, "bot.py", NTPU_STRAY)
-        _, seat = _taiwan_game_with_outside_seat_0(f"ntpu:{PY} {bot} thinking")
+        _, seat = _taiwan_game_with_outside_seat_0(f"ntpu:{BOT_PY} {bot} thinking")
         report, tally = seat.report.as_dict(), (seat.tally.decisions, seat.tally.fallbacks)
         games = 1
     else:
         bot = _script(tmp_path, "chatty.py", MJAI_CHATTY)
-        name = f"mjai:{PY} {bot} thinking"
+        name = f"mjai:{BOT_PY} {bot} thinking"
         summary = _arena("riichi", name, seat_limit=30)
         report, games = summary["external_seats"][name], summary["games"]
         tally = (summary["policies"][name]["decisions"], summary["policies"][name]["fallbacks"])
@@ -1674,7 +1689,7 @@ def test_an_mjai_bot_late_once_after_its_debug_line_is_in_step_again_at_once(tmp
     answers after it, are read as the next line's where that line went before they came,
     until a left-over line is skipped before a line)."""
     bot = _script(tmp_path, "debug.py", MJAI_DEBUG_EVERY_LINE)
-    name = f"mjai:{PY} {bot} 1.5"
+    name = f"mjai:{BOT_PY} {bot} 1.5"
     summary = _arena("riichi", name, seat_limit=1.0)
     seat = summary["policies"][name]
     # the rest of each game lost: 348 fallbacks of 357 decisions; now a few a game (10 in
@@ -1708,8 +1723,8 @@ def test_an_mjai_bots_dahai_sent_with_its_reach_is_its_answer_to_the_echo(tmp_pa
     """Lines waiting before a line is sent are skipped (a bot's stray stdout), but not
     before a reach's echo: a dahai the bot sent with its reach answers it, as it did."""
     eager = _script(tmp_path, "eager.py", MJAI_EAGER_REACH)
-    name = f"mjai:{PY} {eager} {MJBOT} mjai --no-log --policy rulebased"
-    inside = _versus_greedy("riichi", "rulebased")
+    name = f"mjai:{BOT_PY} {eager} {MJBOT} mjai --no-log --policy rulebased"
+    inside = _inside("riichi")
     outside = _versus_greedy("riichi", name)
     _same_figures(inside, outside, name)
     assert outside["policies"][name]["riichi_rate"] > 0
@@ -1739,7 +1754,7 @@ def test_an_mjai_bots_move_where_nothing_goes_is_counted_as_over_tcp(tmp_path):
     ('illegal: dahai where nothing goes'), as the README says both do. Counted in the
     program's report, one per such line; not a decision, not a fallback."""
     bot = _script(tmp_path, "edges.py", MJAI_EDGE_MOVES)
-    name = f"mjai:{PY} {bot}"
+    name = f"mjai:{BOT_PY} {bot}"
     with capture_logs() as logs:
         summary = _arena("riichi", name, seat_limit=30)
     report = summary["external_seats"][name]
@@ -1803,7 +1818,7 @@ def test_an_mjai_tcp_bots_debug_line_before_its_answer_is_garbage_and_its_answer
     port = free_port()
     name = f"mjai-tcp:127.0.0.1:{port}"
     bot = _script(tmp_path, "tcp_chatty.py", MJAI_TCP_CHATTY)
-    client = subprocess.Popen([PY, bot, str(port), mode])
+    client = subprocess.Popen([PY, "-S", bot, str(port), mode])
     try:
         summary = _arena("riichi", name, seat_limit=30)
     finally:
@@ -1880,11 +1895,11 @@ def test_a_seat_that_reads_answers_as_lines_go_logs_the_time_the_answer_took(tmp
     client = None
     if kind == "botzone-keep":
         variant = "mcr"
-        name = f"botzone-keep:{PY} {_script(tmp_path, 'slow.py', BOTZONE_SLOW_DRAW)} {pause}"
+        name = f"botzone-keep:{BOT_PY} {_script(tmp_path, 'slow.py', BOTZONE_SLOW_DRAW)} {pause}"
     else:
         variant, port = "riichi", free_port()
         name = f"mjai-tcp:127.0.0.1:{port}"
-        client = subprocess.Popen([PY, _script(tmp_path, "slow.py", MJAI_TCP_SLOW_DRAW),
+        client = subprocess.Popen([PY, "-S", _script(tmp_path, "slow.py", MJAI_TCP_SLOW_DRAW),
                                    str(port), str(pause)])
     logs = tmp_path / "logs"
     config = ArenaConfig(variant, (name, "rulebased", "rulebased", "rulebased"), hands=1,
@@ -1907,7 +1922,7 @@ def test_an_outside_programs_fallback_carries_its_kind(tmp_path, program, said):
     program that died at its start or answered garbage, said NONE beside its reason."""
     garbage = "import sys\nfor _ in sys.stdin:\n    print('not json', flush=True)\n"
     argv = "/bin/false" if program == "false" else \
-        f"{PY} {_script(tmp_path, 'garbage.py', garbage)}"
+        f"{BOT_PY} {_script(tmp_path, 'garbage.py', garbage)}"
     seat = external_seat("riichi", 0, f"mjai:{argv}", SeatLimits(answer=10.0, first=10.0))
     try:
         seat.observe(ev.GameStarted("riichi", 0))
@@ -1964,7 +1979,7 @@ def test_an_mjai_tcp_bot_is_timed_as_the_mjai_server_times_it(tmp_path):
     safe for the rest of the hand. Without --seat-limit it now has the server's 60 s."""
     port = free_port()
     name = f"mjai-tcp:127.0.0.1:{port}"
-    client = subprocess.Popen([PY, _script(tmp_path, "slow.py", MJAI_TCP_SLOW_ONCE),
+    client = subprocess.Popen([PY, "-S", _script(tmp_path, "slow.py", MJAI_TCP_SLOW_ONCE),
                                str(port), "2.5"])
     try:
         summary = _arena("riichi", name, seat_limit=None)
@@ -2009,10 +2024,10 @@ def test_an_illegal_answer_names_its_tiles_as_the_program_wrote_them(tmp_path, k
     bot's PLAY J1 'discard 7z ... (WA on Botzone)'. The tiles are now in the program's own
     protocol's names, in the table's first fault and in the log."""
     if kind == "mjai":
-        name = f"mjai:{PY} {_script(tmp_path, 'bot.py', MJAI_RED_DRAGON)}"
+        name = f"mjai:{BOT_PY} {_script(tmp_path, 'bot.py', MJAI_RED_DRAGON)}"
         variant = "riichi"
     else:
-        name = f"botzone-keep:{PY} {_script(tmp_path, 'bot.py', BOTZONE_RED_DRAGON)}"
+        name = f"botzone-keep:{BOT_PY} {_script(tmp_path, 'bot.py', BOTZONE_RED_DRAGON)}"
         variant = "mcr"
     with capture_logs() as logs:
         summary = _arena(variant, name, seat_limit=30)
@@ -2044,7 +2059,7 @@ def test_an_mjai_bot_that_quits_at_end_game_is_no_crash(tmp_path):
     game ('crashed: the program ended its output (exit 0)', a warning each game): mjai.app's
     harness reads its answer to end_game as an empty line and goes on, no fault. A bot that
     ends its output during the game is still a crash (test_a_bad_mjai_bot_...)."""
-    name = f"mjai:{PY} {_script(tmp_path, 'bot.py', MJAI_QUITS_AT_END_GAME)}"
+    name = f"mjai:{BOT_PY} {_script(tmp_path, 'bot.py', MJAI_QUITS_AT_END_GAME)}"
     with capture_logs() as logs:
         summary = _arena("riichi", name, seat_limit=30)
     report = summary["external_seats"][name]
@@ -2075,7 +2090,7 @@ def test_an_mjai_bot_that_dies_at_end_game_is_still_a_crash(tmp_path, how, said)
     """Every crash at end_game was taken for a bot leaving its loop there: one whose
     end_game handler raised (a traceback, exit 1) or that a signal ended showed no fault,
     nothing in the log. Only a program that exits 0 there is no fault."""
-    name = f"mjai:{PY} {_script(tmp_path, 'bot.py', MJAI_DIES_AT_END_GAME)} {how}"
+    name = f"mjai:{BOT_PY} {_script(tmp_path, 'bot.py', MJAI_DIES_AT_END_GAME)} {how}"
     summary = _arena("riichi", name, seat_limit=30)
     report = summary["external_seats"][name]
     assert report["crashed"] == summary["games"] and report["late"] == 0, report
@@ -2128,7 +2143,7 @@ def test_an_mjai_tcp_bot_that_leaves_at_end_game_is_no_crash(tmp_path, mode, cra
     A connection closed during the game is still a crash."""
     port = free_port()
     name = f"mjai-tcp:127.0.0.1:{port}"
-    client = subprocess.Popen([PY, _script(tmp_path, "ruby.py", MJAI_TCP_QUITS_AT_END_GAME),
+    client = subprocess.Popen([PY, "-S", _script(tmp_path, "ruby.py", MJAI_TCP_QUITS_AT_END_GAME),
                                str(port), mode])
     try:
         with capture_logs() as logs:
