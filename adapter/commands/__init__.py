@@ -277,11 +277,20 @@ def _require_distinct_contents(data: list[str], holdout: list[str]) -> None:
                     "on hands trained on; hold out records not imported into --data")
 
 
-def training_record(data: list[str]) -> dict[str, list[Any]]:
+# the imported deals a weights file keeps at most: the smallest digests of them (a sample the
+# same for every run), which any deal of a held-out set at or below the largest kept one is
+# checked against exactly. All of them grew the file 9 bytes a hand (a million hands: 9 MB,
+# over the 8 MB a model may weigh, and 0.5 s and 100 MB more at every load, each Botzone
+# turn's); these are at most 150 KB.
+DEALS_KEPT = 16384
+
+
+def training_record(data: list[str]) -> dict[str, Any]:
     """What a weights file keeps of the datasets it was trained on, so that a later held-out
     set can be told from them as ``--holdout`` is at training (:func:`require_held_out_from`):
-    their shards' SHA-256, each self-play set's walls (variant, seed), each imported hand's
-    deal (16 hex digits of its SHA-256). Digests only: no path, no record."""
+    their shards' SHA-256, each self-play set's walls (variant, seed), the imported hands'
+    deals (16 hex digits of each one's SHA-256; the :data:`DEALS_KEPT` smallest of them, and
+    how many there were). Digests only: no path, no record."""
     shards: set[str] = set()
     walls: list[list[Any]] = []
     deals: set[str] = set()
@@ -292,7 +301,8 @@ def training_record(data: list[str]) -> dict[str, list[Any]]:
             walls.append(list(dealt))
         if source == "import":
             deals |= {_deal_digest(x) for x in _deals(d)}
-    return {"shards": sorted(shards), "walls": walls, "deals": sorted(deals)}
+    return {"shards": sorted(shards), "walls": walls, "deals": sorted(deals)[:DEALS_KEPT],
+            "deals_total": len(deals)}
 
 
 def require_held_out_from(held: list[str], record: Any, weights: str, option: str) -> None:
@@ -308,6 +318,7 @@ def require_held_out_from(held: list[str], record: Any, weights: str, option: st
         return
     shards, walls = set(record.get("shards", [])), record.get("walls", [])
     deals = set(record.get("deals", []))
+    total = record.get("deals_total", len(deals))  # more than kept: the smallest were kept
     for h in held:
         digests, dealt, source = _dataset_identity(h)
         if both := len(digests & shards):
@@ -322,10 +333,12 @@ def require_held_out_from(held: list[str], record: Any, weights: str, option: st
         if source == "import" and deals:
             mine = {_deal_digest(x) for x in _deals(h)}
             if both := len(mine & deals):
+                more = "" if total <= len(deals) else \
+                    f"; it records {len(deals)} of the {total} it was, so more may be"
                 raise UserInputError(
                     f"{option} {h}: {both} of its {len(mine)} hands are ones {weights} was "
-                    "trained on (the same records imported): the held-out figures would be "
-                    "read on hands trained on")
+                    f"trained on (the same records imported{more}): the held-out figures "
+                    "would be read on hands trained on")
 
 
 def _deal_digest(deal: bytes) -> str:
