@@ -6,6 +6,9 @@ may weigh, and half a second and 100 MB more at every load)."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -20,8 +23,10 @@ from adapter.commands import (
 from brain.opponents.models import OpponentModels, model_path
 from replay.dataset import schema as S
 from replay.dataset.shards import sha256
+from tests.shared_data import DATA
 
 HANDS = 50_000
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def imported(folder: Path, hands: range) -> str:
@@ -66,3 +71,35 @@ def test_the_record_of_a_big_import_is_small_and_still_tells_its_hands(tmp_path:
     # 2,000 others: taken
     require_held_out_from([imported(tmp_path / "other", range(HANDS, HANDS + 2000))],
                           record, "m.npz", "--data")
+
+
+def _mjbot(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "adapter.cli", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600,
+                          stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def test_models_eval_refuses_real_records_the_models_were_trained_on(tmp_path: Path) -> None:
+    """`models eval --data` refused an import of the records the models were trained on,
+    but the same records given to `--real` (the people's games eval imports itself) gave
+    `tenpai_auc_real` and `wait_auc_real` in-sample without a word."""
+    convlog = sorted((DATA / "tenhou" / "convlog_tenhou6_json").glob("*.json"))
+    train = tmp_path / "records"
+    r = _mjbot("dataset", "import", "--out", str(train), *map(str, convlog[:4]))
+    assert r.returncode == 0, r.stderr
+    weights = str(tmp_path / "m.npz")
+    r = _mjbot("models", "train", "--variant", "riichi", "--data", str(train), "--out",
+               weights, "--max-decisions", "10", "--epochs", "1")
+    assert r.returncode == 0, r.stderr
+    held = tmp_path / "held"
+    r = _mjbot("selfplay", "--policies", "greedy,greedy,greedy,rulebased", "--hands", "1",
+               "--seed", "10", "--out", str(held))
+    assert r.returncode == 0, r.stderr
+    base = ["models", "eval", "--variant", "riichi", "--model", weights, "--data", str(held),
+            "--bootstrap", "0", "--no-cache", "--real"]
+    r = _mjbot(*base, str(convlog[5]), str(convlog[1]))
+    assert r.returncode == 2, r.stderr
+    assert f"--real (2 records): 1 of its 2 hands are ones {weights} was trained on" in \
+        r.stderr and r.stderr.count("\n") == 1, r.stderr
+    r = _mjbot(*base, str(convlog[5]))  # records not trained on: measured
+    assert r.returncode == 0 and "tenpai AUC" in r.stdout and not r.stderr, r.stderr

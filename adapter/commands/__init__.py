@@ -305,12 +305,14 @@ def training_record(data: list[str]) -> dict[str, Any]:
             "deals_total": len(deals)}
 
 
-def require_held_out_from(held: list[str], record: Any, weights: str, option: str) -> None:
+def require_held_out_from(held: list[str], record: Any, weights: str, option: str,
+                          shown: str | None = None) -> None:
     """Refuse a held-out set (``option``'s folders) that holds what ``weights`` was trained on,
     as :func:`require_distinct_datasets` refuses a ``--holdout`` of the ``--data``: the same
     shard, the same self-play walls, the same imported hands. Weights that record nothing of
     their training data (trained before they did: the shipped ones) cannot be checked: a
-    warning says so."""
+    warning says so. ``shown``: what a refusal names instead of the folder (one the command
+    made itself, as the import of ``--real``'s records)."""
     if not isinstance(record, dict):
         log().warning(f"{option} not checked against the data {weights} was trained on: the "
                       "file records none (trained before weights did); held-out figures on "
@@ -320,14 +322,15 @@ def require_held_out_from(held: list[str], record: Any, weights: str, option: st
     deals = set(record.get("deals", []))
     total = record.get("deals_total", len(deals))  # more than kept: the smallest were kept
     for h in held:
+        named = f"{option} {shown or h}"
         digests, dealt, source = _dataset_identity(h)
         if both := len(digests & shards):
-            raise UserInputError(f"{option} {h}: {both} of its shards are ones {weights} was "
+            raise UserInputError(f"{named}: {both} of its shards are ones {weights} was "
                                  "trained on: the held-out figures would be read on training "
                                  "examples")
         if dealt is not None and list(dealt) in walls:
             raise UserInputError(
-                f"{option} {h} was dealt the walls {weights} was trained on ({dealt[0]} "
+                f"{named} was dealt the walls {weights} was trained on ({dealt[0]} "
                 f"self-play seed {dealt[1]}): the held-out figures would be read on the deals "
                 "trained on; play the held-out set on another --seed")
         if source == "import" and deals:
@@ -336,7 +339,7 @@ def require_held_out_from(held: list[str], record: Any, weights: str, option: st
                 more = "" if total <= len(deals) else \
                     f"; it records {len(deals)} of the {total} it was, so more may be"
                 raise UserInputError(
-                    f"{option} {h}: {both} of its {len(mine)} hands are ones {weights} was "
+                    f"{named}: {both} of its {len(mine)} hands are ones {weights} was "
                     f"trained on (the same records imported{more}): the held-out figures "
                     "would be read on hands trained on")
 
