@@ -23,6 +23,7 @@ from adapter.commands import (
 from brain.opponents.models import OpponentModels, model_path
 from replay.dataset import schema as S
 from replay.dataset.shards import sha256
+from tests.in_process import mjbot_here
 from tests.shared_data import DATA
 
 HANDS = 50_000
@@ -103,3 +104,16 @@ def test_models_eval_refuses_real_records_the_models_were_trained_on(tmp_path: P
         r.stderr and r.stderr.count("\n") == 1, r.stderr
     r = _mjbot(*base, str(convlog[5]))  # records not trained on: measured
     assert r.returncode == 0 and "tenpai AUC" in r.stdout and not r.stderr, r.stderr
+
+
+def test_a_refusal_of_eval_with_data_is_one_line_with_weights_that_record_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """With weights that record no training data (the shipped ones) every `models eval
+    --data` warned first that --data was not checked, so a refusal of the command's own came
+    second, two lines where it was one (`--styles ... go with --by-style`, or `--by-style`'s
+    `no pairs of mc in --data`). The warning is said beside the figures now."""
+    r = mjbot_here(capsys, "models", "eval", "--variant", "riichi", "--data", str(tmp_path),
+                   "--styles", "rulebased")
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+        "mjbot models eval: --styles, --seed, --keep-sets and --versus go with --by-style"], \
+        r.stderr

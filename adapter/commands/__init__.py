@@ -306,18 +306,17 @@ def training_record(data: list[str]) -> dict[str, Any]:
 
 
 def require_held_out_from(held: list[str], record: Any, weights: str, option: str,
-                          shown: str | None = None) -> None:
+                          shown: str | None = None) -> bool:
     """Refuse a held-out set (``option``'s folders) that holds what ``weights`` was trained on,
     as :func:`require_distinct_datasets` refuses a ``--holdout`` of the ``--data``: the same
     shard, the same self-play walls, the same imported hands. Weights that record nothing of
-    their training data (trained before they did: the shipped ones) cannot be checked: a
-    warning says so. ``shown``: what a refusal names instead of the folder (one the command
-    made itself, as the import of ``--real``'s records)."""
+    their training data (trained before they did: the shipped ones) cannot be checked: False,
+    and the caller says so (:func:`warn_not_held_out_checked`) once its figures are made (said
+    here, the warning came before any refusal of the command's own, which was one line).
+    ``shown``: what a refusal names instead of the folder (one the command made itself, as
+    the import of ``--real``'s records)."""
     if not isinstance(record, dict):
-        log().warning(f"{option} not checked against the data {weights} was trained on: the "
-                      "file records none (trained before weights did); held-out figures on "
-                      "a set it was trained on would be in-sample")
-        return
+        return False
     shards, walls = set(record.get("shards", [])), record.get("walls", [])
     deals = set(record.get("deals", []))
     total = record.get("deals_total", len(deals))  # more than kept: the smallest were kept
@@ -342,6 +341,14 @@ def require_held_out_from(held: list[str], record: Any, weights: str, option: st
                     f"{named}: {both} of its {len(mine)} hands are ones {weights} was "
                     f"trained on (the same records imported{more}): the held-out figures "
                     "would be read on hands trained on")
+    return True
+
+
+def warn_not_held_out_checked(weights: str, option: str) -> None:
+    """What :func:`require_held_out_from` could not check, said beside the figures."""
+    log().warning(f"{option} not checked against the data {weights} was trained on: the "
+                  "file records none (trained before weights did); held-out figures on "
+                  "a set it was trained on would be in-sample")
 
 
 def _deal_digest(deal: bytes) -> str:

@@ -22,6 +22,7 @@ from adapter.commands import (
     require_held_out_from,
     require_writable,
     training_record,
+    warn_not_held_out_checked,
 )
 from brain.rules.variant import variant_of
 
@@ -199,12 +200,18 @@ def cmd_eval(args: argparse.Namespace) -> int:
                                args.bootstrap, 0)):
         if value < least:
             raise UserInputError(f"{name} must be at least {least}, got {value}")
-    if args.data:  # a held-out set of what the models were trained on: in-sample figures
-        require_held_out_from(args.data, models.meta.get("trained_on"), str(path), "--data")
+    # a held-out set of what the models were trained on: in-sample figures (refused before
+    # any work; weights that record nothing are said to be so beside the figures, not before
+    # a refusal of this command's own)
+    checked = not args.data or require_held_out_from(
+        args.data, models.meta.get("trained_on"), str(path), "--data")
     if args.by_style:
         from adapter.opponent_styles import eval_by_style
 
-        return eval_by_style(args, variant, path, models, hands)
+        status = eval_by_style(args, variant, path, models, hands)
+        if not checked:
+            warn_not_held_out_checked(str(path), "--data")
+        return status
     if args.styles or args.seed is not None or args.keep_sets or args.versus:
         raise UserInputError("--styles, --seed, --keep-sets and --versus go with --by-style")
     real_files = ([Path(f) for f in args.real] if args.real
@@ -259,6 +266,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
                 real = D.load([real_dir], variant, kinds="all")
         except DatasetError as exc:
             raise UserInputError(str(exc)) from None
+    if not checked:
+        warn_not_held_out_checked(str(path), "--data")
     report = _report(variant, path, models, evaluate(models, held, args.bootstrap),
                      None if real is None else evaluate(models, real, args.bootstrap),
                      held_source, real_files, time.perf_counter() - started)
