@@ -117,3 +117,38 @@ def test_a_refusal_of_eval_with_data_is_one_line_with_weights_that_record_nothin
     assert r.returncode == 2 and r.stderr.strip().splitlines() == [
         "mjbot models eval: --styles, --seed, --keep-sets and --versus go with --by-style"], \
         r.stderr
+
+
+def test_models_eval_refuses_to_build_its_held_out_sets_on_the_walls_trained_on(
+        tmp_path: Path) -> None:
+    """The self-play sets `models eval` builds itself (seed 1001 and the next; --by-style's on
+    --seed, 3001 by default) were played on the walls the models were trained on where their
+    training set had that seed, and the figures read in-sample without a word: a --data of
+    the same set was refused. Refused now before they are played."""
+    def trained_on_seed(seed: str) -> str:
+        data = tmp_path / f"s{seed}"
+        r = _mjbot("selfplay", "--policies", "greedy,greedy,greedy,rulebased", "--hands", "1",
+                   "--seed", seed, "--out", str(data))
+        assert r.returncode == 0, r.stderr
+        weights = str(tmp_path / f"m{seed}.npz")
+        r = _mjbot("models", "train", "--variant", "riichi", "--data", str(data), "--out",
+                   weights, "--max-decisions", "10", "--epochs", "1")
+        assert r.returncode == 0, r.stderr
+        return weights
+
+    base = ["models", "eval", "--variant", "riichi", "--bootstrap", "0", "--no-cache",
+            "--hands", "1"]
+    weights = trained_on_seed("1002")
+    r = _mjbot(*base, "--model", weights)
+    assert r.returncode == 2 and r.stderr.splitlines() == [
+        f"mjbot models eval: the held-out self-play set (seed 1001) would be dealt the walls "
+        f"{weights} was trained on (riichi self-play seed 1002): the held-out figures would "
+        "be read on the deals trained on; give --data a held-out set played on another "
+        "--seed"], r.stderr
+    weights = trained_on_seed("7")
+    by_style = [*base, "--model", weights, "--by-style", "--styles", "rulebased", "--seed"]
+    r = _mjbot(*by_style, "7")
+    assert r.returncode == 2 and "the per-style sets (seed 7) would be dealt the walls" in \
+        r.stderr and r.stderr.count("\n") == 1, r.stderr
+    r = _mjbot(*by_style, "8")
+    assert r.returncode == 0, r.stderr

@@ -344,6 +344,21 @@ def require_held_out_from(held: list[str], record: Any, weights: str, option: st
     return True
 
 
+def require_walls_held_out(record: Any, variant: str, seeds: list[int], weights: str,
+                           what: str, instead: str) -> None:
+    """Refuse to build a held-out self-play set (``what``) on a seed whose walls ``weights``
+    was trained on (its ``trained_on`` record; nothing to check where it has none), before
+    it is played: its figures would be read on the deals trained on."""
+    if not isinstance(record, dict):
+        return
+    for seed in seeds:
+        if [variant, seed] in record.get("walls", []):
+            raise UserInputError(
+                f"{what} would be dealt the walls {weights} was trained on ({variant} "
+                f"self-play seed {seed}): the held-out figures would be read on the deals "
+                f"trained on; {instead}")
+
+
 def warn_not_held_out_checked(weights: str, option: str) -> None:
     """What :func:`require_held_out_from` could not check, said beside the figures."""
     log().warning(f"{option} not checked against the data {weights} was trained on: the "

@@ -20,6 +20,7 @@ from adapter.commands import (
     log,
     require_distinct_datasets,
     require_held_out_from,
+    require_walls_held_out,
     require_writable,
     training_record,
     warn_not_held_out_checked,
@@ -230,6 +231,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
                 held_dirs = [Path(d) for d in args.data]
                 held_source: dict[str, Any] = {"dirs": [str(d) for d in held_dirs]}
             else:
+                require_walls_held_out(
+                    models.meta.get("trained_on"), variant,
+                    [sets.EVAL_SEED + i for i in range(len(sets.MIXES))], str(path),
+                    f"the held-out self-play set (seed {sets.EVAL_SEED})",
+                    "give --data a held-out set played on another --seed")
                 held_root = Path(tmp) / "held"
                 names = [f"heldout-{i}" for i in range(len(sets.MIXES))]
 
