@@ -281,7 +281,7 @@ def _require_distinct_contents(data: list[str], holdout: list[str]) -> None:
 # same for every run), which any deal of a held-out set at or below the largest kept one is
 # checked against exactly. All of them grew the file 9 bytes a hand (a million hands: 9 MB,
 # over the 8 MB a model may weigh, and 0.5 s and 100 MB more at every load, each Botzone
-# turn's); these are at most 150 KB.
+# turn's); these are about 150 KB of it (153 KB measured).
 DEALS_KEPT = 16384
 
 
