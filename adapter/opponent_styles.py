@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from adapter.commands import UserInputError, log, require_policy
+from adapter.commands import UserInputError, log, require_policy, require_walls_held_out
 
 
 def eval_by_style(args: argparse.Namespace, variant: str, path: Path, models: Any,
@@ -51,6 +51,8 @@ def eval_by_style(args: argparse.Namespace, variant: str, path: Path, models: An
             styles = styles or list(sets.STYLE_SET)
             for style in styles:
                 require_policy(style)
+            require_walls_held_out(models.meta.get("trained_on"), variant, [seed], str(path),
+                                   f"the per-style sets (seed {seed})", "pick another --seed")
             with tempfile.TemporaryDirectory(prefix="mjbot-styles-") as tmp:
                 root = Path(args.keep_sets) if args.keep_sets else Path(tmp)
                 for style in styles:

@@ -277,11 +277,20 @@ def _require_distinct_contents(data: list[str], holdout: list[str]) -> None:
                     "on hands trained on; hold out records not imported into --data")
 
 
-def training_record(data: list[str]) -> dict[str, list[Any]]:
+# the imported deals a weights file keeps at most: the smallest digests of them (a sample the
+# same for every run), which any deal of a held-out set at or below the largest kept one is
+# checked against exactly. All of them grew the file 9 bytes a hand (a million hands: 9 MB,
+# over the 8 MB a model may weigh, and 0.5 s and 100 MB more at every load, each Botzone
+# turn's); these are about 150 KB of it (153 KB measured).
+DEALS_KEPT = 16384
+
+
+def training_record(data: list[str]) -> dict[str, Any]:
     """What a weights file keeps of the datasets it was trained on, so that a later held-out
     set can be told from them as ``--holdout`` is at training (:func:`require_held_out_from`):
-    their shards' SHA-256, each self-play set's walls (variant, seed), each imported hand's
-    deal (16 hex digits of its SHA-256). Digests only: no path, no record."""
+    their shards' SHA-256, each self-play set's walls (variant, seed), the imported hands'
+    deals (16 hex digits of each one's SHA-256; the :data:`DEALS_KEPT` smallest of them, and
+    how many there were). Digests only: no path, no record."""
     shards: set[str] = set()
     walls: list[list[Any]] = []
     deals: set[str] = set()
@@ -292,40 +301,69 @@ def training_record(data: list[str]) -> dict[str, list[Any]]:
             walls.append(list(dealt))
         if source == "import":
             deals |= {_deal_digest(x) for x in _deals(d)}
-    return {"shards": sorted(shards), "walls": walls, "deals": sorted(deals)}
+    return {"shards": sorted(shards), "walls": walls, "deals": sorted(deals)[:DEALS_KEPT],
+            "deals_total": len(deals)}
 
 
-def require_held_out_from(held: list[str], record: Any, weights: str, option: str) -> None:
+def require_held_out_from(held: list[str], record: Any, weights: str, option: str,
+                          shown: str | None = None) -> bool:
     """Refuse a held-out set (``option``'s folders) that holds what ``weights`` was trained on,
     as :func:`require_distinct_datasets` refuses a ``--holdout`` of the ``--data``: the same
     shard, the same self-play walls, the same imported hands. Weights that record nothing of
-    their training data (trained before they did: the shipped ones) cannot be checked: a
-    warning says so."""
+    their training data (trained before they did: the shipped ones) cannot be checked: False,
+    and the caller says so (:func:`warn_not_held_out_checked`) once its figures are made (said
+    here, the warning came before any refusal of the command's own, which was one line).
+    ``shown``: what a refusal names instead of the folder (one the command made itself, as
+    the import of ``--real``'s records)."""
     if not isinstance(record, dict):
-        log().warning(f"{option} not checked against the data {weights} was trained on: the "
-                      "file records none (trained before weights did); held-out figures on "
-                      "a set it was trained on would be in-sample")
-        return
+        return False
     shards, walls = set(record.get("shards", [])), record.get("walls", [])
     deals = set(record.get("deals", []))
+    total = record.get("deals_total", len(deals))  # more than kept: the smallest were kept
     for h in held:
+        named = f"{option} {shown or h}"
         digests, dealt, source = _dataset_identity(h)
         if both := len(digests & shards):
-            raise UserInputError(f"{option} {h}: {both} of its shards are ones {weights} was "
+            raise UserInputError(f"{named}: {both} of its shards are ones {weights} was "
                                  "trained on: the held-out figures would be read on training "
                                  "examples")
         if dealt is not None and list(dealt) in walls:
             raise UserInputError(
-                f"{option} {h} was dealt the walls {weights} was trained on ({dealt[0]} "
+                f"{named} was dealt the walls {weights} was trained on ({dealt[0]} "
                 f"self-play seed {dealt[1]}): the held-out figures would be read on the deals "
                 "trained on; play the held-out set on another --seed")
         if source == "import" and deals:
             mine = {_deal_digest(x) for x in _deals(h)}
             if both := len(mine & deals):
+                more = "" if total <= len(deals) else \
+                    f"; it records {len(deals)} of the {total} it was, so more may be"
                 raise UserInputError(
-                    f"{option} {h}: {both} of its {len(mine)} hands are ones {weights} was "
-                    "trained on (the same records imported): the held-out figures would be "
-                    "read on hands trained on")
+                    f"{named}: {both} of its {len(mine)} hands are ones {weights} was "
+                    f"trained on (the same records imported{more}): the held-out figures "
+                    "would be read on hands trained on")
+    return True
+
+
+def require_walls_held_out(record: Any, variant: str, seeds: list[int], weights: str,
+                           what: str, instead: str) -> None:
+    """Refuse to build a held-out self-play set (``what``) on a seed whose walls ``weights``
+    was trained on (its ``trained_on`` record; nothing to check where it has none), before
+    it is played: its figures would be read on the deals trained on."""
+    if not isinstance(record, dict):
+        return
+    for seed in seeds:
+        if [variant, seed] in record.get("walls", []):
+            raise UserInputError(
+                f"{what} would be dealt the walls {weights} was trained on ({variant} "
+                f"self-play seed {seed}): the held-out figures would be read on the deals "
+                f"trained on; {instead}")
+
+
+def warn_not_held_out_checked(weights: str, option: str) -> None:
+    """What :func:`require_held_out_from` could not check, said beside the figures."""
+    log().warning(f"{option} not checked against the data {weights} was trained on: the "
+                  "file records none (trained before weights did); held-out figures on "
+                  "a set it was trained on would be in-sample")
 
 
 def _deal_digest(deal: bytes) -> str:

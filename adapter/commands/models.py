@@ -20,8 +20,10 @@ from adapter.commands import (
     log,
     require_distinct_datasets,
     require_held_out_from,
+    require_walls_held_out,
     require_writable,
     training_record,
+    warn_not_held_out_checked,
 )
 from brain.rules.variant import variant_of
 
@@ -199,12 +201,18 @@ def cmd_eval(args: argparse.Namespace) -> int:
                                args.bootstrap, 0)):
         if value < least:
             raise UserInputError(f"{name} must be at least {least}, got {value}")
-    if args.data:  # a held-out set of what the models were trained on: in-sample figures
-        require_held_out_from(args.data, models.meta.get("trained_on"), str(path), "--data")
+    # a held-out set of what the models were trained on: in-sample figures (refused before
+    # any work; weights that record nothing are said to be so beside the figures, not before
+    # a refusal of this command's own)
+    checked = not args.data or require_held_out_from(
+        args.data, models.meta.get("trained_on"), str(path), "--data")
     if args.by_style:
         from adapter.opponent_styles import eval_by_style
 
-        return eval_by_style(args, variant, path, models, hands)
+        status = eval_by_style(args, variant, path, models, hands)
+        if not checked:
+            warn_not_held_out_checked(str(path), "--data")
+        return status
     if args.styles or args.seed is not None or args.keep_sets or args.versus:
         raise UserInputError("--styles, --seed, --keep-sets and --versus go with --by-style")
     real_files = ([Path(f) for f in args.real] if args.real
@@ -223,6 +231,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
                 held_dirs = [Path(d) for d in args.data]
                 held_source: dict[str, Any] = {"dirs": [str(d) for d in held_dirs]}
             else:
+                require_walls_held_out(
+                    models.meta.get("trained_on"), variant,
+                    [sets.EVAL_SEED + i for i in range(len(sets.MIXES))], str(path),
+                    f"the held-out self-play set (seed {sets.EVAL_SEED})",
+                    "give --data a held-out set played on another --seed")
                 held_root = Path(tmp) / "held"
                 names = [f"heldout-{i}" for i in range(len(sets.MIXES))]
 
@@ -248,9 +261,19 @@ def cmd_eval(args: argparse.Namespace) -> int:
                 cache.build(f"real-{variant}", {"what": "real", "variant": variant,
                                                 "files": real_digests}, real_dir, build_real,
                             ["."])
+                # records the models were trained on (imported into `models train --data`)
+                # give in-sample figures as a --data of them would; weights that record
+                # nothing are warned about for --data only (not on every plain eval)
+                if isinstance(record := models.meta.get("trained_on"), dict):
+                    require_held_out_from(
+                        [str(real_dir)], record, str(path), "--real" if args.real else
+                        "the people's games", f"({len(real_files)} records)" if args.real
+                        else f"({len(real_files)} records shipped; --real FILE for others)")
                 real = D.load([real_dir], variant, kinds="all")
         except DatasetError as exc:
             raise UserInputError(str(exc)) from None
+    if not checked:
+        warn_not_held_out_checked(str(path), "--data")
     report = _report(variant, path, models, evaluate(models, held, args.bootstrap),
                      None if real is None else evaluate(models, real, args.bootstrap),
                      held_source, real_files, time.perf_counter() - started)
