@@ -1,0 +1,143 @@
+"""The thinking workers' leftovers after thinking6's review (adapter/thinking/), each with real
+worker processes: a session that gave up on its workers tries a fresh one again after a
+growing wait, the size of a job against what the worker's pipe takes, and a worker whose watch
+could not be set up reaped off the loop."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from pathlib import Path
+
+from structlog.testing import capture_logs
+
+from adapter.thinking.thinker import READY_WITHIN, RETRY_AFTER, STALLED_TRIES, Thinker
+from brain import anytime
+from brain.brain import Answer
+from brain.clock import ManualClock
+from brain.tally import FallbackKind
+from tests.anytime_policies import StartsWhenTold
+from tests.test_brain import _turn_state
+from tests.test_thinker import GUARD, TURN, _gone, _on_a_manual_clock, _until
+from tests.test_thinking_leftovers6 import _next_worker
+
+
+async def _decide(thinker: Thinker) -> Answer:
+    return await asyncio.wait_for(thinker.decide(_turn_state(), TURN), GUARD)
+
+
+def _the_fallback_at_once(answer: Answer) -> None:
+    assert answer.kind is FallbackKind.FAILED, answer
+    assert answer.source == anytime.fallback_source("rulebased"), answer
+    assert "no worker process was ready within" in answer.fallback, answer
+
+
+async def _given_up(thinker: Thinker, clock: ManualClock) -> list[int]:
+    """Stall STALLED_TRIES workers in a row (their load waits for a file not made): the
+    session gives up on them. Their process ids."""
+    pids: list[int] = []
+    thinker.warm()
+    worker: object = None
+    for tries in range(1, STALLED_TRIES + 1):
+        pids.append(await _next_worker(thinker, worker))
+        worker = thinker.worker
+        clock.advance(READY_WITHIN)
+        await _until(lambda tries=tries: thinker.stalled == tries)  # type: ignore[misc]
+    assert thinker.given_up
+    return pids
+
+
+async def test_a_session_that_gave_up_on_its_workers_plays_its_policy_again(
+        tmp_path: Path) -> None:
+    """After STALLED_TRIES workers in a row were not ready, the session played its fallback
+    for the rest of the run: a long run (a Tenhou `games` run under `mjbot serve`) whose
+    starts were slow for a stretch never played its policy again. It now tries one fresh
+    worker after RETRY_AFTER seconds, then twice as long after each try that is not ready
+    (stalled, or dead before it was ready), every decision meanwhile the fallback's at once;
+    one line per give-up, one when the policy plays again, and no more than one worker at
+    a time."""
+    go = tmp_path / "go"  # the workers' load stalls until the test makes it
+    thinker, clock = _on_a_manual_clock(StartsWhenTold(tmp_path / "n", go))
+    pids: list[int] = []
+
+    async def a_try_after(wait: float) -> int:
+        """The worker started once ``wait`` seconds have passed, and none before."""
+        clock.advance(wait - 0.25)  # binary fractions: the sum is the wait exactly
+        await asyncio.sleep(0.1)
+        assert thinker._starting is None and thinker.worker is None, "tried too soon"
+        _the_fallback_at_once(await _decide(thinker))
+        clock.advance(0.25)
+        pid = await _next_worker(thinker, None)
+        for old in pids:
+            assert await _gone(old), f"an earlier worker ({old}) left running"
+        pids.append(pid)
+        return pid
+
+    try:
+        with capture_logs() as logs:
+            pids += await _given_up(thinker, clock)
+            _the_fallback_at_once(await _decide(thinker))
+
+            await a_try_after(RETRY_AFTER)  # stalls as the others did
+            _the_fallback_at_once(await _decide(thinker))  # never a wait for it
+            clock.advance(READY_WITHIN)
+            await _until(lambda: thinker.stalled == STALLED_TRIES + 1)
+            assert thinker.worker is None and thinker._starting is None
+
+            dies = await a_try_after(2 * RETRY_AFTER)  # killed as it loads: no decision
+            os.kill(dies, signal.SIGKILL)              # asks it, and the watch sees it
+            await _until(lambda: thinker.worker is None)
+            assert thinker.given_up
+
+            go.touch()  # starts are quick again
+            await a_try_after(4 * RETRY_AFTER)
+            await _until(lambda: not thinker.given_up)
+            answer = await _decide(thinker)
+        assert answer.kind is FallbackKind.NONE and answer.source == anytime.POLICY, answer
+        loud = [e for e in logs if e["log_level"] == "error"]
+        assert [e["event"].rsplit(", ", 1)[1] for e in loud] == [
+            f"the next tried in {RETRY_AFTER * 2 ** n:g} s" for n in range(3)], loud
+        assert loud[1]["reason"] == f"not ready within {READY_WITHIN:g} s of its start"
+        assert loud[2]["reason"] == "its worker process died (signal 9)", loud
+        again = [e for e in logs if "plays its policy again" in e["event"]]
+        assert len(again) == 1, again
+        replaced = [e for e in logs if e["event"] == "thinker: worker process replaced"]
+        assert len(replaced) == STALLED_TRIES, replaced  # the tries say their give-up only
+        assert thinker.stalled == STALLED_TRIES + 1
+    finally:
+        go.touch()
+        thinker.close()
+
+
+async def test_a_try_whose_start_fails_is_a_give_up_and_the_next_try_plays(
+        tmp_path: Path) -> None:
+    """A try after a give-up whose start fails (here the policy cannot be pickled; the fork
+    server gone would be another) is one more give-up, the next try twice as late: the
+    policy plays again once a start works."""
+    go, refuse = tmp_path / "go", tmp_path / "refuse"
+    thinker, clock = _on_a_manual_clock(StartsWhenTold(tmp_path / "n", go, refuse=refuse))
+    try:
+        with capture_logs() as logs:
+            await _given_up(thinker, clock)
+            refuse.touch()
+            clock.advance(RETRY_AFTER)
+            await _until(lambda: sum(e["log_level"] == "error" for e in logs) == 2)
+            assert thinker.worker is None and thinker._starting is None and thinker.given_up
+            _the_fallback_at_once(await _decide(thinker))
+            refuse.unlink()
+            go.touch()
+            clock.advance(2 * RETRY_AFTER - 0.25)
+            await asyncio.sleep(0.1)
+            assert thinker._starting is None, "tried too soon"
+            clock.advance(0.25)
+            await _until(lambda: not thinker.given_up)
+            answer = await _decide(thinker)
+        assert answer.kind is FallbackKind.NONE and answer.source == anytime.POLICY, answer
+        loud = [e for e in logs if e["log_level"] == "error"]
+        assert loud[1]["reason"] == ("cannot start a worker process (PicklingError: refused "
+                                     "while refuse exists)"), loud
+        assert loud[1]["event"].endswith(f"the next tried in {2 * RETRY_AFTER:g} s"), loud
+    finally:
+        go.touch()
+        thinker.close()
