@@ -6,20 +6,34 @@ could not be set up reaped off the loop."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import multiprocessing
 import os
 import signal
+import socket
+import sys
+from multiprocessing.connection import Connection
 from pathlib import Path
 
+import pytest
 from structlog.testing import capture_logs
 
 from adapter.thinking.thinker import READY_WITHIN, RETRY_AFTER, STALLED_TRIES, Thinker
+from adapter.thinking.worker_process import JOB_ROOM, default_start_method, room_for_jobs
 from brain import anytime
-from brain.brain import Answer
+from brain.brain import Answer, Brain
 from brain.clock import ManualClock
 from brain.tally import FallbackKind
-from tests.anytime_policies import StartsWhenTold
+from tests.anytime_policies import SlowThinker, StartsWhenTold
 from tests.test_brain import _turn_state
-from tests.test_thinker import GUARD, TURN, _gone, _on_a_manual_clock, _until
+from tests.test_thinker import (
+    GUARD,
+    TURN,
+    _gone,
+    _on_a_manual_clock,
+    _ready_worker,
+    _until,
+)
 from tests.test_thinking_leftovers6 import _next_worker
 
 
@@ -140,4 +154,51 @@ async def test_a_try_whose_start_fails_is_a_give_up_and_the_next_try_plays(
         assert loud[1]["event"].endswith(f"the next tried in {2 * RETRY_AFTER:g} s"), loud
     finally:
         go.touch()
+        thinker.close()
+
+
+def _buffer(conn: Connection, option: int) -> int:
+    with socket.socket(fileno=os.dup(conn.fileno())) as sock:
+        return int(sock.getsockopt(socket.SOL_SOCKET, option))
+
+
+def _set_buffer(conn: Connection, option: int, size: int) -> None:
+    with socket.socket(fileno=os.dup(conn.fileno())) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, option, size)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a Unix socket pair: POSIX")
+def test_a_job_socket_given_macos_8_kib_takes_four_of_the_largest_jobs() -> None:
+    """The job-size test took 4 x 16 KiB before a write waits from the pipe as the platform
+    made it: macOS gives a Unix socket pair 8 KiB, under two of the largest jobs (4,879
+    bytes), and a send that waits holds the event loop. A worker's start asks for JOB_ROOM
+    where it has less: here a pair cut to macOS's 8 KiB first takes JOB_ROOM, as granted."""
+    parent, child = multiprocessing.get_context(default_start_method()).Pipe()
+    with parent, child:
+        _set_buffer(parent, socket.SO_SNDBUF, 8192)
+        _set_buffer(child, socket.SO_RCVBUF, 8192)
+        granted = room_for_jobs(parent, child)
+        assert granted == min(_buffer(parent, socket.SO_SNDBUF),
+                              _buffer(child, socket.SO_RCVBUF)) >= JOB_ROOM, granted
+        os.set_blocking(parent.fileno(), False)
+        taken = 0
+        with contextlib.suppress(BlockingIOError):
+            while taken < JOB_ROOM:
+                taken += os.write(parent.fileno(), bytes(4096))
+    assert taken >= JOB_ROOM, f"the job socket takes {taken} bytes before a write waits"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a Unix socket pair: POSIX")
+async def test_a_real_workers_job_socket_has_the_room(tmp_path: Path) -> None:
+    """What a worker's start leaves: its job socket takes JOB_ROOM, both ends, and the
+    worker thinks (the room asked never lowers what the platform gave: Linux's 208 KiB)."""
+    thinker = Thinker(Brain("riichi", SlowThinker(tmp_path / "n", times=0), limit=1.0))
+    try:
+        await _ready_worker(thinker)
+        worker = thinker.worker
+        assert worker is not None and worker._conn is not None
+        assert _buffer(worker._conn, socket.SO_SNDBUF) >= JOB_ROOM
+        answer = await asyncio.wait_for(thinker.decide(_turn_state(), TURN), GUARD)
+        assert answer.kind is FallbackKind.NONE and answer.source == anytime.POLICY, answer
+    finally:
         thinker.close()
