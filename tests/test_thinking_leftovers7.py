@@ -12,14 +12,23 @@ import os
 import signal
 import socket
 import sys
+import threading
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import Any, TypeVarTuple
 
 import pytest
 from structlog.testing import capture_logs
 
 from adapter.thinking.thinker import READY_WITHIN, RETRY_AFTER, STALLED_TRIES, Thinker
-from adapter.thinking.worker_process import JOB_ROOM, default_start_method, room_for_jobs
+from adapter.thinking.worker_process import (
+    JOB_ROOM,
+    PolicyWorker,
+    _StatusReadOnce,
+    default_start_method,
+    room_for_jobs,
+)
 from brain import anytime
 from brain.brain import Answer, Brain
 from brain.clock import ManualClock
@@ -202,3 +211,52 @@ async def test_a_real_workers_job_socket_has_the_room(tmp_path: Path) -> None:
         assert answer.kind is FallbackKind.NONE and answer.source == anytime.POLICY, answer
     finally:
         thinker.close()
+
+
+Ts = TypeVarTuple("Ts")
+
+
+class _RefusesTheWorkersEnd(asyncio.SelectorEventLoop):
+    """A real selector loop that refuses to watch a worker process's end (as a loop may
+    refuse a descriptor: PolicyWorker._discard's path) and, as it refuses, holds the
+    worker's exit status as another thread reading it would (_StatusReadOnce): the status
+    is not there until the test lets go."""
+
+    held: threading.Lock | None = None
+
+    def add_reader(self, fd: Any, callback: Callable[[*Ts], Any], *args: *Ts) -> None:
+        worker = getattr(callback, "__self__", None)
+        if isinstance(worker, PolicyWorker) and callback.__name__ == "_ended":
+            popen = worker.process._popen
+            assert isinstance(popen, _StatusReadOnce)
+            popen._reading.acquire()
+            self.held = popen._reading
+            raise OSError("this loop refuses it")
+        super().add_reader(fd, callback, *args)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the fork server's children")
+def test_a_worker_whose_watch_failed_is_reaped_off_the_loop(tmp_path: Path) -> None:
+    """A worker whose watch could not be set up was killed and its exit status waited for
+    on the loop, up to 5 s (REAP_WITHIN), every session of the process held; where the
+    status was not there by then it was never read (a zombie until the next start). The
+    loop now looks for it every 10 ms: the start fails at once with its error, and the
+    worker is reaped once its status can be read."""
+    loop = _RefusesTheWorkersEnd()
+
+    async def body() -> None:
+        worker = PolicyWorker(SlowThinker(tmp_path / "n", times=0), start_method="forkserver")
+        with pytest.raises(OSError, match="this loop refuses it"):
+            await asyncio.wait_for(worker.start(), GUARD)
+        held, popen = loop.held, worker.process._popen
+        assert held is not None and popen.returncode is None, popen.returncode
+        held.release()  # the status can be read now: the loop's next look reaps it
+        await _until(lambda: popen.returncode is not None)
+        assert popen.returncode == -signal.SIGKILL
+
+    try:
+        loop.run_until_complete(body())
+    finally:
+        if loop.held is not None and loop.held.locked():
+            loop.held.release()
+        loop.close()

@@ -41,7 +41,7 @@ from adapter.logging_setup import get_logger
 from adapter.thinking import policy_worker
 from adapter.thinking.deadline import within
 from adapter.thinking.frames import Frames, Garbled
-from adapter.thinking.pipe_watch import REAP_WITHIN, PipeThread, exit_code
+from adapter.thinking.pipe_watch import PipeThread, exit_code
 from brain import anytime
 from brain.clock import MONOTONIC, Clock
 from brain.policies import get_policy
@@ -486,8 +486,9 @@ class PolicyWorker:
 
     def _discard(self, parent: Connection, process: Any) -> None:
         """End a process whose watch could not be set up: unwatched, its pipe closed, killed
-        and reaped here (no thread nor loop reader is there to do it), so that the start's
-        error is all that is left of it."""
+        and reaped by the loop's looks (:meth:`_reap`: no thread nor loop reader is there to
+        do it), so that the start's error is all that is left of it. Its status was waited
+        for here, up to pipe_watch.REAP_WITHIN (5 s), every session of the process held."""
         self._conn, loop = None, self._loop
         if not self.pipe_thread and loop is not None:  # the reader added before the failure
             with contextlib.suppress(Exception):
@@ -497,7 +498,7 @@ class PolicyWorker:
         parent.close()
         with contextlib.suppress(OSError, ValueError):
             process.kill()
-        exit_code(process, REAP_WITHIN)
+        self._reap(process)
 
     async def ready(self, deadline: float | None) -> bool:
         """Wait until the process has loaded the policy (at most until ``deadline``, a
@@ -533,7 +534,9 @@ class PolicyWorker:
         waited for on the loop."""
         loop = self._loop
         assert loop is not None
-        with contextlib.suppress(OSError, ValueError):
+        # not watched where the watch could not be set up (_discard); a loop without
+        # readers (Windows') has none to remove
+        with contextlib.suppress(OSError, ValueError, NotImplementedError):
             loop.remove_reader(process.sentinel)
         if exit_code(process, 0.0) is None and tries > 0 and not loop.is_closed():
             loop.call_later(REAP_EVERY, self._reap, process, tries - 1)
