@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import pickle
 import signal
 import sys
 import time
@@ -284,14 +285,22 @@ class StartsWhenTold(_Fixture):
     """Answers as the rule-based policy, but a worker process that unpickles it is not ready
     until the file ``go`` exists (a test makes it when it chooses; given up after a minute): a
     session's first worker whose start takes as long as the test likes, as a cold fork
-    server's took 0.8 s idle and over 2 s on a busy machine."""
+    server's took 0.8 s idle and over 2 s on a busy machine. While the file ``refuse`` exists
+    it cannot be pickled: a worker's start fails (as where the fork server is gone)."""
 
     name = "test-starts-when-told"
 
-    def __init__(self, count_file: str | Path, go: str | Path, times: int = 1) -> None:
+    def __init__(self, count_file: str | Path, go: str | Path, times: int = 1,
+                 refuse: str | Path | None = None) -> None:
         super().__init__(count_file, times)
         self.go = Path(go)
+        self.refuse = None if refuse is None else Path(refuse)
         self.owner = os.getpid()  # parent_process() is not set yet while a worker unpickles
+
+    def __getstate__(self) -> dict[str, Any]:
+        if self.refuse is not None and self.refuse.exists():
+            raise pickle.PicklingError(f"refused while {self.refuse.name} exists")
+        return self.__dict__
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)

@@ -18,6 +18,7 @@ The one-shot Botzone path and the stdin forms stay synchronous and never import 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 from adapter.logging_setup import get_logger
@@ -45,9 +46,16 @@ READY_BEFORE_CONNECT = 10.0
 # whose load hangs) otherwise never was replaced, and every decision of the session fell back
 # as not ready
 READY_WITHIN = READY_BEFORE_CONNECT
-# workers in a row not ready in READY_WITHIN before the session stops starting them and plays
-# its fallback policy for the rest (each try costs READY_WITHIN seconds of not-ready decisions)
+# workers in a row not ready in READY_WITHIN before the session gives up on them and plays its
+# fallback policy (each try costs READY_WITHIN seconds of not-ready decisions)
 STALLED_TRIES = 3
+# seconds after a give-up before one fresh worker is tried again (its decisions meanwhile the
+# fallback's at once), doubled after each try that is not ready either, up to RETRY_MAX: starts
+# slow for a stretch (spawn on a loaded Windows machine, a slow disk, an antivirus scan) left a
+# long run (a Tenhou `games` run under `mjbot serve`, a tournament day) on the fallback to its
+# end, where the policy could play again minutes later
+RETRY_AFTER = 30.0
+RETRY_MAX = 480.0
 
 
 class Thinker:
@@ -75,8 +83,11 @@ class Thinker:
         self._said_first = False  # a decision before the first worker was ready: said once
         self.stalled = 0  # workers replaced because they were not ready within READY_WITHIN
         self._stalled_in_a_row = 0
-        # why no worker is started any more (several in a row stalled): "" while they are
+        # why the session plays its fallback (several workers in a row stalled): "" while it
+        # plays its policy; a fresh worker is tried after _retry_after seconds (_try_again)
         self.given_up = ""
+        self._retry_after = RETRY_AFTER
+        self._retrying: asyncio.Task[None] | None = None  # the wait before the next try
         self._watching: asyncio.Task[None] | None = None  # the current worker's ready watch
         self._replaced = asyncio.Event()  # set (and made anew) at each replacement
         # whether a thread reads the workers' pipes (None: not asked yet; asked once)
@@ -185,28 +196,71 @@ class Thinker:
 
     async def _watch_ready(self, worker: PolicyWorker, until: float) -> None:
         """Replace ``worker`` if it is not ready by ``until`` (a time on the brain's clock):
-        counted and said once; after :data:`STALLED_TRIES` in a row, start none again."""
+        counted and said once; after :data:`STALLED_TRIES` in a row, give up (:meth:`_give_up`).
+        A worker tried after a give-up that is ready puts the policy back; one that is not
+        (or dies first: no decision asks it) is a give-up again."""
+        died = ""
         try:
             if await worker.ready(until):
                 self._stalled_in_a_row = 0
+                if self.given_up and self.worker is worker and not self._closed:
+                    self._plays_again()
                 return
-        except WorkerDied:  # a decision finds it died, and replaces it
-            return
+        except WorkerDied as exc:  # a decision finds it died, and replaces it; no decision
+            if not self.given_up:  # asks a worker tried after a give-up
+                return
+            died = str(exc)
         if self.worker is not worker or self._closed:  # replaced or closed meanwhile
             return
         self._watching = None  # this task: the replacement starts a watch of its own
-        self.stalled += 1
+        self.stalled += not died
         self._stalled_in_a_row += 1
-        why = f"not ready within {self.ready_within:g} s of its start"
+        why = died or f"not ready within {self.ready_within:g} s of its start"
         if self._stalled_in_a_row < STALLED_TRIES:
             self._replace(why)
             return
+        self._give_up(why)
+
+    def _give_up(self, why: str) -> None:
+        """Kill the worker in hand (not ready: ``why``) and play the fallback at once for
+        every decision until a fresh one, started after a wait that doubles at each give-up
+        (:data:`RETRY_AFTER`, up to :data:`RETRY_MAX`), is ready: one line says so."""
+        first = not self.given_up
         self.given_up = (f"no worker process was ready within {self.ready_within:g} s of "
                          f"its start, {self._stalled_in_a_row} in a row")
-        self._replace(why)
-        log.error(f"thinker: {self.given_up}; the session plays its fallback policy for "
-                  f"every decision from now on", policy=self.brain.name,
+        if self.worker is not None:  # none where a try's start failed
+            self._replace(why, said=first)  # starts none: given up (one line for a try)
+        wait, self._retry_after = self._retry_after, min(2 * self._retry_after, RETRY_MAX)
+        self._retrying = asyncio.ensure_future(self._try_again(wait))
+        log.error(f"thinker: {self.given_up}; the session plays its fallback policy until a "
+                  f"fresh worker is ready, the next tried in {wait:g} s",
+                  policy=self.brain.name, reason=why,
                   fallback=getattr(self.brain.fallback_policy, "name", "fallback"))
+
+    async def _try_again(self, after: float) -> None:
+        """Start one fresh worker ``after`` seconds (on the brain's clock) from now; its
+        watch (:meth:`_watch_ready`) says whether the policy plays again. A start that
+        fails is a give-up too."""
+        clock = self.brain.clock
+        with contextlib.suppress(TimeoutError):  # a wait that is never a wait on the loop
+            await within(clock, asyncio.get_running_loop().create_future(), clock.now() + after)
+        if self._closed or self._starting is not None:
+            return
+        starting = self._starting = asyncio.ensure_future(self._start())
+        try:
+            await asyncio.shield(starting)
+        except Exception as exc:  # could not start one (the start's own error)
+            if self._starting is starting and not self._closed:
+                self._starting = None
+                self._stalled_in_a_row += 1
+                self._give_up(f"cannot start a worker process ({type(exc).__name__}: {exc})")
+
+    def _plays_again(self) -> None:
+        """A worker tried after a give-up is ready: the policy plays again (said once)."""
+        log.warning("thinker: a fresh worker process is ready; the session plays its policy "
+                    "again", policy=self.brain.name, fallback_for=self.given_up)
+        self.given_up = ""
+        self._retry_after = RETRY_AFTER
 
     async def decide(self, state: TableState, request: ev.DecisionRequest) -> Answer:
         brain = self.brain
@@ -252,8 +306,9 @@ class Thinker:
                                  f"({type(exc).__name__}: {exc})", kind=FallbackKind.FAILED)
         return await worker.think(state, request, legal, deadline, waited)
 
-    def _replace(self, why: str) -> None:
-        """Kill the worker (still thinking, or gone) and start a fresh one at once."""
+    def _replace(self, why: str, said: bool = True) -> None:
+        """Kill the worker (still thinking, or gone) and start a fresh one at once (none
+        where the session has given up); ``said``: a warning line says so."""
         worker, self.worker, self._starting = self.worker, None, None
         watching, self._watching = self._watching, None
         if watching is not None:
@@ -263,13 +318,17 @@ class Thinker:
         self._replaced.set()
         self._replaced = asyncio.Event()
         self.replaced += 1
-        log.warning("thinker: worker process replaced", reason=why, pid=getattr(worker, "pid",
-                                                                                None))
+        if said:
+            log.warning("thinker: worker process replaced", reason=why,
+                        pid=getattr(worker, "pid", None))
         self.warm()
 
     def close(self) -> None:
         """Kill the worker; one still starting is killed as soon as it has started."""
         self._closed = True
+        retrying, self._retrying = self._retrying, None
+        if retrying is not None:
+            retrying.cancel()
         worker, self.worker = self.worker, None
         watching, self._watching = self._watching, None
         if watching is not None:

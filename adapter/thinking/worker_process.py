@@ -25,6 +25,7 @@ import io
 import multiprocessing
 import os
 import pickle
+import socket
 import sys
 import threading
 import types
@@ -40,7 +41,7 @@ from adapter.logging_setup import get_logger
 from adapter.thinking import policy_worker
 from adapter.thinking.deadline import within
 from adapter.thinking.frames import Frames, Garbled
-from adapter.thinking.pipe_watch import REAP_WITHIN, PipeThread, exit_code
+from adapter.thinking.pipe_watch import PipeThread, exit_code
 from brain import anytime
 from brain.clock import MONOTONIC, Clock
 from brain.policies import get_policy
@@ -62,6 +63,10 @@ REAP_TRIES = 500  # looks before it is left to multiprocessing's own (at the nex
 # bytes a job sent to a worker stays under (job_message): a quarter of a Linux pipe's 64 KiB,
 # and the Unix socket pair that multiprocessing.Pipe() makes took some 176 KiB here
 JOB_BOUND = 16 * 1024
+# bytes the worker's job socket takes before a send waits, asked of the platform where it gives
+# less (room_for_jobs): macOS gives a Unix socket pair 8 KiB (net.local.stream.sendspace),
+# under two of the largest jobs
+JOB_ROOM = 4 * JOB_BOUND
 STATUS_TRIES = 10  # looks for a dead worker's status before its end is reported without it
 
 log = get_logger("mjbot.thinker")
@@ -350,9 +355,42 @@ def job_message(job: int, state: Any, request: Any, legal: list[Any],
     the event loop (``Connection.send``), which waits only where the pipe cannot take it;
     a worker is always waiting for its next job then (one that overran was replaced), and a
     job pickles to under :data:`JOB_BOUND` bytes (the largest of 300 MCR games, 4,879), far
-    under what the pipe takes before a write waits (tests/test_thinking_leftovers6.py checks
-    both, so a job that grows is seen there, not as a loop held in a send)."""
+    under what the pipe takes before a write waits, :data:`JOB_ROOM` (:func:`room_for_jobs`;
+    tests/test_thinking_leftovers6.py and 7 check both, so a job that grows is seen there,
+    not as a loop held in a send)."""
     return (job, state, request, legal, budget)
+
+
+def room_for_jobs(parent: Connection, child: Connection) -> int:
+    """Make the socket pair a worker's jobs go over take :data:`JOB_ROOM` bytes before a
+    send waits, where the platform gave it less: the send buffer of ``parent`` (the end jobs
+    are sent from, on the event loop) and the receive buffer of ``child`` (the worker's
+    end, for a platform that counts the room there). Never lowers one (Linux gives both
+    some 208 KiB).
+    Returns the smaller of the two as granted (the kernel may cap, or double, what is
+    asked); 0 where the ends are not sockets (Windows' named pipes, whose size is set when
+    they are made)."""
+    if sys.platform == "win32":
+        return 0
+    granted = []
+    for conn, option in ((parent, socket.SO_SNDBUF), (child, socket.SO_RCVBUF)):
+        try:
+            fd = os.dup(conn.fileno())
+        except OSError:  # no descriptor left: the start fails as it did, if it must
+            return 0
+        try:
+            sock = socket.socket(fileno=fd)
+        except OSError:  # not a socket (a one-way Pipe is an os.pipe)
+            os.close(fd)
+            return 0
+        with sock:  # closes the duplicate only: the option is the shared socket's
+            try:
+                if sock.getsockopt(socket.SOL_SOCKET, option) < JOB_ROOM:
+                    sock.setsockopt(socket.SOL_SOCKET, option, JOB_ROOM)
+                granted.append(sock.getsockopt(socket.SOL_SOCKET, option))
+            except OSError:
+                return 0
+    return min(granted)
 
 
 def _taken(done: asyncio.Future[Any]) -> None:
@@ -402,6 +440,7 @@ class PolicyWorker:
         warm = warm_modules(self.policy)
         context = _context(self.start_method, warm)
         parent, child = context.Pipe()
+        room_for_jobs(parent, child)
         kind = _WorkerProcess if context.get_start_method() == "forkserver" else context.Process
         process = kind(target=policy_worker.serve, args=(child, self.policy, tuple(warm)),
                        name=f"mjbot-policy-{getattr(self.policy, 'name', 'policy')}",
@@ -447,8 +486,9 @@ class PolicyWorker:
 
     def _discard(self, parent: Connection, process: Any) -> None:
         """End a process whose watch could not be set up: unwatched, its pipe closed, killed
-        and reaped here (no thread nor loop reader is there to do it), so that the start's
-        error is all that is left of it."""
+        and reaped by the loop's looks (:meth:`_reap`: no thread nor loop reader is there to
+        do it), so that the start's error is all that is left of it. Its status was waited
+        for here, up to pipe_watch.REAP_WITHIN (5 s), every session of the process held."""
         self._conn, loop = None, self._loop
         if not self.pipe_thread and loop is not None:  # the reader added before the failure
             with contextlib.suppress(Exception):
@@ -458,7 +498,7 @@ class PolicyWorker:
         parent.close()
         with contextlib.suppress(OSError, ValueError):
             process.kill()
-        exit_code(process, REAP_WITHIN)
+        self._reap(process)
 
     async def ready(self, deadline: float | None) -> bool:
         """Wait until the process has loaded the policy (at most until ``deadline``, a
@@ -494,7 +534,9 @@ class PolicyWorker:
         waited for on the loop."""
         loop = self._loop
         assert loop is not None
-        with contextlib.suppress(OSError, ValueError):
+        # not watched where the watch could not be set up (_discard); a loop without
+        # readers (Windows') has none to remove
+        with contextlib.suppress(OSError, ValueError, NotImplementedError):
             loop.remove_reader(process.sentinel)
         if exit_code(process, 0.0) is None and tries > 0 and not loop.is_closed():
             loop.call_later(REAP_EVERY, self._reap, process, tries - 1)
