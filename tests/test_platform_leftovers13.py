@@ -225,3 +225,30 @@ def test_packed_weights_read_back_as_their_npz_and_a_damaged_one_is_named(name: 
     damaged[-5] ^= 0xFF
     with pytest.raises(ValueError, match=r"brain/data/x.arrays is damaged"):
         Packed(bytes(damaged), "brain/data/x.arrays").arrays()
+
+
+@pytest.mark.parametrize("policy, member", [("mc", "brain/data/opponents_mcr.arrays"),
+                                            ("nn", "brain/data/nn_mcr.arrays")])
+def test_a_botzone_zip_whose_weights_are_damaged_says_so_and_to_rebuild_it(
+        tmp_path: Path, policy: str, member: str) -> None:
+    """A Botzone zip whose packed weights were damaged (zipimport checks no CRC): Packed's
+    "is damaged ...: rebuild the bundle" was swallowed by the loaders, whose turn said the
+    member "is not opponent models (the .npz that `mjbot models train` writes)" or "is not a
+    weights file (... `mjbot nn train` writes)": retrain, where the bundle wanted rebuilding.
+    The turn's fallback now says what Packed says."""
+    python = bare_runtime(tmp_path / "runtime")
+    built = build_botzone_bundle(tmp_path / "zip", policy=policy)
+    damaged = tmp_path / "damaged.zip"
+    with zipfile.ZipFile(built) as zin, zipfile.ZipFile(damaged, "w") as zout:
+        for info in zin.infolist():
+            data = zin.read(info)
+            if info.filename == member:
+                data = data[:-5] + bytes([data[-5] ^ 0xFF]) + data[-4:]
+            zout.writestr(info, data)
+    done = subprocess.run([python, str(damaged), "--no-keep-running", "--no-log"],
+                          input=late_turn(4), capture_output=True, text=True, timeout=120,
+                          env=ENV)
+    assert done.returncode == 0 and done.stdout.startswith("PLAY "), done.stderr[-2000:]
+    (note,) = [line for line in done.stderr.splitlines() if line.startswith("mjbot botzone:")]
+    assert f"{member} is damaged (" in note and "rebuild the bundle" in note, note
+    assert "writes)" not in note, note
