@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import socket
 import struct
 import subprocess
@@ -252,3 +253,23 @@ def test_a_botzone_zip_whose_weights_are_damaged_says_so_and_to_rebuild_it(
     (note,) = [line for line in done.stderr.splitlines() if line.startswith("mjbot botzone:")]
     assert f"{member} is damaged (" in note and "rebuild the bundle" in note, note
     assert "writes)" not in note, note
+
+
+def test_packed_weights_damaged_in_their_head_are_named_damaged_too() -> None:
+    """The CRC-32 covered the records, not the head before them (the names, and the head's
+    own .npy header): a byte flipped there read the arrays under another name (the loader
+    then said "opponent model: tenpai.x_mean missing") or escaped as numpy's header parser's
+    TokenError. Every byte of the head, flipped, is now refused as damaged, by name."""
+    data = pack_arrays(DATA / "opponents_mcr.npz")
+    f = io.BytesIO(data)
+    np.load(f, allow_pickle=False)  # the head: its .npy header, then the names
+    head = f.tell()
+    for i in range(head):
+        for bit in (0x01, 0x20, 0xFF):
+            damaged = bytearray(data)
+            damaged[i] ^= bit
+            with pytest.raises(ValueError, match=r"brain/data/x.arrays is damaged"):
+                Packed(bytes(damaged), "brain/data/x.arrays").arrays()
+    for cut in (0, 3, 10, head, len(data) - 1):
+        with pytest.raises(ValueError, match=r"brain/data/x.arrays is damaged"):
+            Packed(data[:cut], "brain/data/x.arrays").arrays()
