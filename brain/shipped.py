@@ -34,12 +34,14 @@ class Packed:
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The arrays by name, as the ``.npz`` held them; ValueError naming the member for
-        one damaged or cut (their CRC-32 is checked: zipimport checks none)."""
+        one damaged or cut (its CRC-32 is checked, head and records, before any is read:
+        zipimport checks none)."""
+        packed, crc = self.data[:-4], self.data[-4:]
         try:
-            f = io.BytesIO(self.data)
+            if len(self.data) < 4 or zlib.crc32(packed) != int.from_bytes(crc, "little"):
+                raise ValueError("its CRC-32 does not match")
+            f = io.BytesIO(packed)
             head = json.loads(np.load(f, allow_pickle=False).tobytes().decode())
-            if zlib.crc32(self.data[f.tell():]) != head["crc32"]:
-                raise ValueError("their CRC-32 does not match")
             return {str(name): np.load(f, allow_pickle=False) for name in head["names"]}
         except (ValueError, EOFError, KeyError, TypeError, UnicodeDecodeError) as exc:
             raise ValueError(f"{self.name} is damaged ({exc}): rebuild the bundle") from None
@@ -55,16 +57,18 @@ def bad_zip_file() -> type[Exception]:
 
 def pack_arrays(path: str | Path) -> bytes:
     """The arrays of the ``.npz`` at ``path`` as plain ``.npy`` records, a JSON head first
-    (their names, and the CRC-32 of the records after it): read back without zipfile."""
+    (their names), and last the CRC-32 of all before it (4 bytes, little-endian; it covered
+    the records alone, so that a damaged head read names wrong or failed in numpy's header
+    parser, outside the errors caught): read back without zipfile."""
     with np.load(path, allow_pickle=False) as npz:
         arrays = {k: npz[k] for k in npz.files}
     body = io.BytesIO()
     for array in arrays.values():
         np.save(body, array, allow_pickle=False)
     head = io.BytesIO()
-    text = json.dumps({"names": list(arrays), "crc32": zlib.crc32(body.getvalue())})
-    np.save(head, np.frombuffer(text.encode(), dtype=np.uint8))
-    return head.getvalue() + body.getvalue()
+    np.save(head, np.frombuffer(json.dumps({"names": list(arrays)}).encode(), dtype=np.uint8))
+    packed = head.getvalue() + body.getvalue()
+    return packed + zlib.crc32(packed).to_bytes(4, "little")
 
 
 def shipped(name: str) -> Path | io.BytesIO | Packed | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import socket
 import struct
 import subprocess
@@ -225,3 +226,50 @@ def test_packed_weights_read_back_as_their_npz_and_a_damaged_one_is_named(name: 
     damaged[-5] ^= 0xFF
     with pytest.raises(ValueError, match=r"brain/data/x.arrays is damaged"):
         Packed(bytes(damaged), "brain/data/x.arrays").arrays()
+
+
+@pytest.mark.parametrize("policy, member", [("mc", "brain/data/opponents_mcr.arrays"),
+                                            ("nn", "brain/data/nn_mcr.arrays")])
+def test_a_botzone_zip_whose_weights_are_damaged_says_so_and_to_rebuild_it(
+        tmp_path: Path, policy: str, member: str) -> None:
+    """A Botzone zip whose packed weights were damaged (zipimport checks no CRC): Packed's
+    "is damaged ...: rebuild the bundle" was swallowed by the loaders, whose turn said the
+    member "is not opponent models (the .npz that `mjbot models train` writes)" or "is not a
+    weights file (... `mjbot nn train` writes)": retrain, where the bundle wanted rebuilding.
+    The turn's fallback now says what Packed says."""
+    python = bare_runtime(tmp_path / "runtime")
+    built = build_botzone_bundle(tmp_path / "zip", policy=policy)
+    damaged = tmp_path / "damaged.zip"
+    with zipfile.ZipFile(built) as zin, zipfile.ZipFile(damaged, "w") as zout:
+        for info in zin.infolist():
+            data = zin.read(info)
+            if info.filename == member:
+                data = data[:-5] + bytes([data[-5] ^ 0xFF]) + data[-4:]
+            zout.writestr(info, data)
+    done = subprocess.run([python, str(damaged), "--no-keep-running", "--no-log"],
+                          input=late_turn(4), capture_output=True, text=True, timeout=120,
+                          env=ENV)
+    assert done.returncode == 0 and done.stdout.startswith("PLAY "), done.stderr[-2000:]
+    (note,) = [line for line in done.stderr.splitlines() if line.startswith("mjbot botzone:")]
+    assert f"{member} is damaged (" in note and "rebuild the bundle" in note, note
+    assert "writes)" not in note, note
+
+
+def test_packed_weights_damaged_in_their_head_are_named_damaged_too() -> None:
+    """The CRC-32 covered the records, not the head before them (the names, and the head's
+    own .npy header): a byte flipped there read the arrays under another name (the loader
+    then said "opponent model: tenpai.x_mean missing") or escaped as numpy's header parser's
+    TokenError. Every byte of the head, flipped, is now refused as damaged, by name."""
+    data = pack_arrays(DATA / "opponents_mcr.npz")
+    f = io.BytesIO(data)
+    np.load(f, allow_pickle=False)  # the head: its .npy header, then the names
+    head = f.tell()
+    for i in range(head):
+        for bit in (0x01, 0x20, 0xFF):
+            damaged = bytearray(data)
+            damaged[i] ^= bit
+            with pytest.raises(ValueError, match=r"brain/data/x.arrays is damaged"):
+                Packed(bytes(damaged), "brain/data/x.arrays").arrays()
+    for cut in (0, 3, 10, head, len(data) - 1):
+        with pytest.raises(ValueError, match=r"brain/data/x.arrays is damaged"):
+            Packed(data[:cut], "brain/data/x.arrays").arrays()

@@ -148,21 +148,24 @@ class Network:
         """Read weights (a path or a binary file object); refuse another variant or another
         encoding version with :class:`MissingNetwork`."""
         name = getattr(source, "name", source)  # a path or an open file: what the user gave
-        try:
-            if isinstance(source, Packed):  # a Botzone bundle's (brain/shipped.py)
+        if isinstance(source, Packed):  # a Botzone bundle's (brain/shipped.py)
+            try:
                 arrays = source.arrays()
-            else:
+            except ValueError as exc:  # its own words: which member, damaged, rebuild the bundle
+                raise MissingNetwork(f"nn: {exc}") from None
+        else:
+            try:
                 with np.load(source, allow_pickle=False) as data:
                     arrays = {k: data[k] for k in data.files}
-        except FileNotFoundError:
-            raise
-        except (OSError, ValueError, EOFError, TypeError, AttributeError, bad_zip_file(),
-                zlib.error):
-            # numpy's own words ("pickled data", "cannot load file", an .npy array without
-            # `with`) say nothing of what the user handed in: name it. zlib.error: a member
-            # whose compressed bytes were damaged (a bad copy, a bad disk) fails to inflate
-            raise MissingNetwork(f"nn: {name} is not a weights file (the .npz that `mjbot nn "
-                                 "train` writes)") from None
+            except FileNotFoundError:
+                raise
+            except (OSError, ValueError, EOFError, TypeError, AttributeError, bad_zip_file(),
+                    zlib.error):
+                # numpy's own words ("pickled data", "cannot load file", an .npy array without
+                # `with`) say nothing of what the user handed in: name it. zlib.error: a member
+                # whose compressed bytes were damaged (a bad copy, a bad disk) fails to inflate
+                raise MissingNetwork(f"nn: {name} is not a weights file (the .npz that `mjbot "
+                                     "nn train` writes)") from None
         if "meta" not in arrays:
             raise MissingNetwork(f"nn: {name} has no meta entry (not the .npz that `mjbot nn "
                                  "train` writes)")

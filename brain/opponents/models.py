@@ -85,17 +85,17 @@ class OpponentModels:
         """The models of ``path``; ValueError in one line for a file that is not theirs (a
         corrupted or cut file, another model's .npz), FileNotFoundError for none."""
         shown = path if isinstance(path, str | Path) else getattr(path, "name", "the file")
-        try:
-            if isinstance(path, Packed):  # a Botzone bundle's (brain/shipped.py)
-                arrays = path.arrays()
-            else:
+        if isinstance(path, Packed):  # a Botzone bundle's (brain/shipped.py): a damaged one's
+            arrays = path.arrays()  # ValueError names it and says to rebuild the bundle
+        else:
+            try:
                 with np.load(path, allow_pickle=False) as data:
                     arrays = {k: data[k] for k in data.files}
-        except FileNotFoundError:
-            raise
-        except (OSError, ValueError, EOFError, bad_zip_file()):  # numpy's words name no file
-            raise ValueError(f"{shown} is not opponent models (the .npz "
-                             "that `mjbot models train` writes)") from None
+            except FileNotFoundError:
+                raise
+            except (OSError, ValueError, EOFError, bad_zip_file()):  # numpy's words name no file
+                raise ValueError(f"{shown} is not opponent models (the .npz "
+                                 "that `mjbot models train` writes)") from None
         if "meta" not in arrays:
             raise ValueError(f"{shown} is not opponent models (no meta "
                              "entry)")
