@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import multiprocessing
 import os
 import signal
@@ -260,3 +261,41 @@ def test_a_worker_whose_watch_failed_is_reaped_off_the_loop(tmp_path: Path) -> N
         if loop.held is not None and loop.held.locked():
             loop.held.release()
         loop.close()
+
+
+def _open_descriptors() -> int:
+    return len(os.listdir("/dev/fd"))
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="descriptors listed in /dev/fd")
+@pytest.mark.parametrize("method", ["forkserver", "spawn"])
+async def test_a_start_that_fails_leaves_no_end_of_its_pipe_open(
+        tmp_path: Path, method: str) -> None:
+    """A worker's start that failed (its policy could not be pickled; the fork server gone
+    would be another) closed the worker's end of the socket pair but left the session's
+    end open, held by the start's error and its traceback until the cycle collector came
+    by: after a give-up a session whose tries kept failing held one more socket a try, and
+    more while the collector was off (mjbot serve pauses it while a log is read). With the
+    collector off here, no try leaves a descriptor behind."""
+    if method not in multiprocessing.get_all_start_methods():
+        pytest.skip(f"no {method} here")
+    refuse = tmp_path / "refuse"
+    refuse.touch()
+    policy = StartsWhenTold(tmp_path / "n", tmp_path / "go", refuse=refuse)
+
+    async def a_failed_start() -> None:
+        with pytest.raises(Exception, match="refused while refuse exists"):
+            await asyncio.wait_for(PolicyWorker(policy, start_method=method).start(), GUARD)
+
+    await a_failed_start()  # a fork server started for it keeps descriptors of its own
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        before = _open_descriptors()
+        for _ in range(3):
+            await a_failed_start()
+        left = _open_descriptors() - before
+    finally:
+        if collecting:
+            gc.enable()
+    assert left == 0, f"{left} descriptors left open by 3 failed starts"

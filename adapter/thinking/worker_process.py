@@ -317,6 +317,7 @@ class _Launch:
         self._finished = self._abandoned = False
 
     def run(self) -> None:
+        started = False
         try:
             # the fork server was started clean (start_server) where it could be; one started
             # here, on a thread, or a spawned child takes our environment as it is: the
@@ -327,12 +328,16 @@ class _Launch:
                 self.process.start()
             if not clean and (not served or _server_pid() != before):  # a process exec'd
                 _said_unclean()
+            started = True
         finally:
             self.child.close()  # the child's copy is the only one left: its death ends the pipe
             with self._lock:
                 self._finished = True
                 abandoned = self._abandoned
-            if abandoned:
+            # a start that failed (the policy cannot be pickled, the fork server gone): no
+            # one will use the parent's end, which its error's traceback held open until
+            # the cycle collector came by, one socket a failed try (nor a process it made)
+            if abandoned or not started:
                 self._discard()
 
     def abandon(self) -> None:
