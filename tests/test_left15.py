@@ -1,0 +1,70 @@
+"""Leftovers of the mjai walk (walk12): review figures over the decisions with a choice, an nn
+upload without its weights, runtime lines under --log-json, a non-JSON mjai stdin line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from adapter.local.arena import ArenaConfig, run_arena
+from replay import replayer
+from replay.review.evaluators import McEvaluator
+from replay.review.game import format_review, review
+from replay.review.html import render
+from tests.serve_helpers import free_port
+
+PY = sys.executable
+
+
+def _one_log(folder: Path, pattern: str) -> Path:
+    (found,) = sorted(folder.rglob(pattern))
+    return found
+
+
+def test_one_game_logged_by_mjai_and_by_the_table_reviews_alike(tmp_path):
+    """One game, seat 0 played by `mjbot mjai --server` at an mjai-tcp seat: its own mjai log
+    holds every offer only a pass answers (the server asks on every discard), the table's log
+    none of them; both hold the riichi's forced discards. Rated over all of them, the mjai
+    log's figures were diluted (113 decisions against 30 for seed 5's first game); rated over
+    the decisions with a choice, the two logs give the same review, and the forced ones are a
+    count of their own."""
+    port = free_port()
+    clients = subprocess.Popen(
+        [PY, "-c", "import subprocess, sys\nfor _ in range(4):\n    subprocess.run(sys.argv[1:])",
+         PY, "-m", "adapter.cli", "--log-level", "error", "mjai", "--server",
+         f"127.0.0.1:{port}", "--log-dir", str(tmp_path / "mjai")])
+    try:
+        config = ArenaConfig("riichi", (f"mjai-tcp:127.0.0.1:{port}", "rulebased", "rulebased",
+                                        "rulebased"), hands=1, seed=5, seat_limit=30,
+                             log_dir=str(tmp_path / "table"))
+        run_arena(config)
+    finally:
+        clients.wait(timeout=60)
+    mjai = replayer.load(_one_log(tmp_path / "mjai", "*-seat0.mjlog.msgpack"), 0)
+    table = replayer.load(_one_log(tmp_path / "table", "*-u0-0.mjlog.msgpack"), 0)
+    # the replayer keeps every decision each log holds: the mjai log's pass-only offers too
+    assert len(mjai.decisions) > len(table.decisions)
+    results = [review(rep, McEvaluator(playouts=4)) for rep in (mjai, table)]
+    figures = [{k: r[k] for k in ("decisions", "valued", "agree", "total_loss",
+                                  "loss_per_decision", "rating", "errors")}
+               for r in results]
+    assert figures[0] == figures[1] and figures[0]["decisions"] > 0, figures
+    rows = [[(r["round"], r["kind"], r["hand"], r["played"], r["best"], r["loss"])
+             for r in res["rows"]] for res in results]
+    assert rows[0] == rows[1]
+    for rep, res in zip((mjai, table), results, strict=True):
+        assert res["decisions"] + res["forced_decisions"] == len(rep.decisions)
+        assert all(len(d.legal) > 1 for d in rep.decisions
+                   if d.index in {r["event_index"] for r in res["rows"]})
+        text = format_review(res)
+        assert f"decisions {res['decisions']} (and {res['forced_decisions']} forced" in text
+        assert f"<td>{res['forced_decisions']}</td>" in render(res)
+    assert results[0]["forced_decisions"] > results[1]["forced_decisions"] > 0
+    # replay's per-hand time is the thinking time of the decisions with a choice; its count
+    # of decisions is every one the log holds
+    for rep, res in zip((mjai, table), results, strict=True):
+        hands = replayer.summarize(rep)["hands"]
+        assert sum(h["decisions"] for h in hands) == len(rep.decisions)
+        assert sum(h["forced"] for h in hands) == res["forced_decisions"]
+        assert "forced, not timed), median" in replayer.format_summary(replayer.summarize(rep))
