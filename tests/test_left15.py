@@ -3,16 +3,22 @@ upload without its weights, runtime lines under --log-json, a non-JSON mjai stdi
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 from adapter.local.arena import ArenaConfig, run_arena
+from adapter.platforms.botzone_bundle import NN_WEIGHTS, build_botzone_bundle, carried_as
+from adapter.platforms.mjai_bundle import NN_WEIGHTS as MJAI_WEIGHTS
+from adapter.platforms.mjai_bundle import build_mjai_bundle
 from replay import replayer
 from replay.review.evaluators import McEvaluator
 from replay.review.game import format_review, review
 from replay.review.html import render
 from tests.serve_helpers import free_port
+from tests.test_mjai_app_harness import _check, _requests
 
 PY = sys.executable
 
@@ -68,3 +74,52 @@ def test_one_game_logged_by_mjai_and_by_the_table_reviews_alike(tmp_path):
         assert sum(h["decisions"] for h in hands) == len(rep.decisions)
         assert sum(h["forced"] for h in hands) == res["forced_decisions"]
         assert "forced, not timed), median" in replayer.format_summary(replayer.summarize(rep))
+
+
+# ------------------------------------------------- an nn upload without its weights file
+
+
+def _without(zip_path: Path, member: str, out: Path) -> Path:
+    """``zip_path`` less ``member`` (an unzip or copy that left the file out)."""
+    with zipfile.ZipFile(zip_path) as src, zipfile.ZipFile(out, "w") as dst:
+        assert member in src.namelist()
+        for info in src.infolist():
+            if info.filename != member:
+                dst.writestr(info, src.read(info))
+    return out
+
+
+def test_an_mjai_nn_upload_without_its_weights_says_so_once(tmp_path):
+    """It played rulebased with a fallback line at every decision (64 in the harness's game),
+    each advising `mjbot nn train`: one line now, before the game, advising to rebuild."""
+    built = build_mjai_bundle(tmp_path / "dist", policy="nn")
+    folder = tmp_path / "workspace"
+    with zipfile.ZipFile(built) as zf:
+        zf.extractall(folder)
+    (folder / MJAI_WEIGHTS).unlink()
+    requests = _requests(0)
+    text = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in requests)
+    done = subprocess.run([PY, "-I", "-u", "bot.py", "0"], cwd=folder, input=text,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    _check(0, requests, done.stdout.splitlines())  # every answer as the referee wants it
+    assert done.stderr.splitlines() == [
+        "mjbot: this nn upload cannot read its network (no network weights for 'riichi' "
+        f"({MJAI_WEIGHTS})): playing rulebased; unzip the whole zip here, or build it "
+        "again with mjbot bundle mjai --policy nn"], done.stderr[-2000:]
+
+
+def test_a_botzone_nn_zip_without_its_weights_says_so_once(tmp_path):
+    built = build_botzone_bundle(tmp_path / "dist", policy="nn")
+    bundle = _without(built, carried_as(NN_WEIGHTS), tmp_path / "no-weights.zip")
+    turn = ("3\n0 0 0\nPASS\n1 0 0 0 0 W1 W2 W3 B4 B5 B6 T7 T8 T9 F1 F1 J1 J3\nPASS\n"
+            "2 W5\n\n")
+    done = subprocess.run([PY, "-I", str(bundle), "--no-keep-running", "--no-log"],
+                          input=turn, capture_output=True, text=True, timeout=60,
+                          cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout.split()[0] == "PLAY", done.stderr
+    assert "fallback" not in done.stdout + done.stderr and "nn train" not in done.stderr
+    assert done.stderr.splitlines() == [
+        "mjbot-botzone: this nn zip cannot read its network (no network weights for 'mcr' "
+        "(brain/data/nn_mcr.npz)): playing rulebased; build it again with mjbot bundle "
+        "botzone --policy nn"], done.stderr
