@@ -8,6 +8,7 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from typing import Any
 
 from adapter.local.arena import ArenaConfig, run_arena
 from adapter.platforms.botzone_bundle import NN_WEIGHTS, build_botzone_bundle, carried_as
@@ -123,3 +124,46 @@ def test_a_botzone_nn_zip_without_its_weights_says_so_once(tmp_path):
         "mjbot-botzone: this nn zip cannot read its network (no network weights for 'mcr' "
         "(brain/data/nn_mcr.npz)): playing rulebased; build it again with mjbot bundle "
         "botzone --policy nn"], done.stderr
+
+
+# ------------------------------------------------------- runtime lines under --log-json
+
+
+def _stderr_of(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([PY, "-m", "adapter.cli", *args], capture_output=True, text=True,
+                          timeout=120, stdin=subprocess.DEVNULL)
+
+
+def _json_lines(text: str) -> list[dict[str, Any]]:
+    """Every line of ``text`` as JSON (a plain line fails here, naming itself)."""
+    out = []
+    for line in text.splitlines():
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            raise AssertionError(f"not a JSON line under --log-json: {line!r}") from None
+    return out
+
+
+def test_runtime_lines_are_json_under_log_json():
+    """'cannot connect' (mjai, ntpu), the mjai-tcp seat's wait and 'no mjai client
+    connected' were plain text among JSON log lines; without --log-json they stay plain."""
+    port = free_port()  # nothing listens there
+    for command in ("mjai", "ntpu"):
+        done = _stderr_of("--log-json", command, "--server", f"127.0.0.1:{port}",
+                          "--connect-timeout", "0.5", "--no-log")
+        assert done.returncode == 1, done.stderr
+        (line,) = [x for x in _json_lines(done.stderr) if x.get("event") == "run failed"]
+        assert line["command"] == command and line["level"] == "error"
+        assert line["error"].startswith(f"cannot connect to 127.0.0.1:{port}")
+        plain = _stderr_of(command, "--server", f"127.0.0.1:{port}", "--connect-timeout",
+                           "0.5", "--no-log")
+        assert plain.stderr.startswith(f"mjbot {command}: cannot connect to 127.0.0.1:{port}")
+    seats = f"mjai-tcp:127.0.0.1:{port},rulebased,rulebased,rulebased"
+    done = _stderr_of("--log-json", "arena", "--policies", seats, "--hands", "1",
+                      "--connect-wait", "1.5", "--no-log")
+    assert done.returncode == 1, done.stderr
+    lines = _json_lines(done.stderr)
+    assert {"waiting for an mjai client", "run failed"} <= {x["event"] for x in lines}, lines
+    assert any(x.get("error", "").startswith("no mjai client connected") for x in lines)
+
