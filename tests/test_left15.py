@@ -15,6 +15,7 @@ from adapter.platforms.botzone_bundle import NN_WEIGHTS, build_botzone_bundle, c
 from adapter.platforms.mjai_bundle import NN_WEIGHTS as MJAI_WEIGHTS
 from adapter.platforms.mjai_bundle import build_mjai_bundle
 from replay import replayer
+from replay.log import TxFrame, read_log
 from replay.review.evaluators import McEvaluator
 from replay.review.game import format_review, review
 from replay.review.html import render
@@ -167,3 +168,25 @@ def test_runtime_lines_are_json_under_log_json():
     assert {"waiting for an mjai client", "run failed"} <= {x["event"] for x in lines}, lines
     assert any(x.get("error", "").startswith("no mjai client connected") for x in lines)
 
+
+# ------------------------------------------------- a non-JSON line on mjbot mjai's stdin
+
+
+def test_a_non_json_mjai_line_is_counted_as_an_answer_and_an_error(tmp_path):
+    """The line was answered (none) but left out of the session's answers: answers 1 for
+    two lines answered. Now counted, and its answer logged as the others are."""
+    requests = _requests(0)
+    lines = [json.dumps(r, separators=(",", ":")) for r in requests]
+    lines.insert(3, "not json")
+    done = subprocess.run([PY, "-m", "adapter.cli", "--log-json", "mjai", "0", "--log-dir",
+                           str(tmp_path)], input="".join(f"{x}\n" for x in lines),
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    answers = done.stdout.splitlines()
+    assert len(answers) == len(lines) and json.loads(answers[3]) == {"type": "none"}
+    (over,) = [x for x in _json_lines(done.stderr) if x["event"] == "mjai: session over"]
+    assert over["answers"] == len(lines) and over["errors"] == 1, over
+    log = read_log(_one_log(tmp_path, "*.mjlog.msgpack"))
+    sent = [f for f in log.frames if isinstance(f, TxFrame)]
+    assert len(sent) == len(lines)
+    assert replayer.load(log.path, 0).decisions  # the log reads as before
