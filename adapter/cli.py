@@ -28,6 +28,7 @@ from adapter.commands import (
     review,
     selfplay,
     serve,
+    tell,
     tenhou,
     tools,
     usage_error_as_json,
@@ -98,29 +99,29 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `mjbot replay LOG | head -1`: the reader has what it wanted
         return closed_stdout()
     except KeyboardInterrupt:  # a second Ctrl-C: the run ends now, without its report
-        print(f"mjbot {args.command_path}: interrupted", file=sys.stderr)
+        tell(args, "interrupted", "stopped")
         return 128 + 2
     except RuntimeError as exc:
         from adapter.local.stopping import WorkerDied
 
         if not isinstance(exc, WorkerDied):
             raise
-        print(f"mjbot {args.command_path}: {exc}", file=sys.stderr)
+        tell(args, str(exc))
         return 1
     except OSError as exc:
         if exc.errno not in DISK_FULL:
             raise
         # a full disk (or quota, file size limit, read-only mount) met while writing: the
         # writers leave no half file (brain.shipped.save_weights, the shards' write_npz)
-        print(f"mjbot {args.command_path}: cannot write {exc.filename or 'its output'}: "
-              f"{exc.strerror} (nothing written there)", file=sys.stderr)
+        tell(args, f"cannot write {exc.filename or 'its output'}: {exc.strerror} (nothing "
+             "written there)")
         return 1
     except BaseException as exc:  # imported only here: a Botzone turn starts no faster for it
         from adapter.local.external.process import NoClient
 
         if not isinstance(exc, NoClient):
             raise
-        print(f"mjbot {args.command_path}: {exc}", file=sys.stderr)  # a listening seat's bot
+        tell(args, str(exc))  # a listening seat's bot
         return 1  # never came: the run cannot go on
 
 

@@ -24,10 +24,21 @@ def configure_plain_logging(level: str = "info") -> int:
     return numeric
 
 
+_JSON_ASKED = [False]  # --log-json given: configure_logging(True)
+
+
+def json_asked() -> bool:
+    """Whether JSON log lines were asked for (``--log-json``): a line for the user that is no
+    log line (a wait, a failure's one line) is then one JSON log line too, so that a log
+    collector reads every line; without it such lines stay plain, whatever the renderer."""
+    return _JSON_ASKED[0]
+
+
 def configure_logging(json_lines: bool | None = None, level: str = "info") -> None:
     """``json_lines=None`` picks JSON when stderr is not a terminal (a service, a pipe, CI)."""
     import structlog
 
+    _JSON_ASKED[0] = json_lines is True
     if json_lines is None:
         json_lines = not sys.stderr.isatty()
     numeric = configure_plain_logging(level)

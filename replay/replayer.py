@@ -732,7 +732,7 @@ def summarize(replay: Replay) -> dict[str, Any]:
                 "hand": _hand_text(e.hand),
                 "discards": {str(s): [] for s in range(4)}, "calls": [], "riichi": [],
                 "results": [], "deltas": [0, 0, 0, 0], "decision_times": [], "fallbacks": [],
-                "decisions": 0, "notices": [],
+                "decisions": 0, "forced": 0, "notices": [],
             }
             if game_names != names:
                 current["players"] = list(game_names)
@@ -853,7 +853,9 @@ def footer_unfinished(result: Any) -> str | None:
 
 def _add_decision(hand: dict[str, Any], d: Decision) -> None:
     hand["decisions"] += 1
-    if d.elapsed is not None:
+    if len(d.legal) == 1:  # no choice, the policy not asked: its time is no thinking time
+        hand["forced"] += 1  # (an mjai TCP or Botzone log has every pass-only offer)
+    elif d.elapsed is not None:
         hand["decision_times"].append(d.elapsed)
     if d.fallback:
         # its kind (brain/tally.py's FallbackKind value) as the log gives it; None in a log
@@ -942,7 +944,8 @@ def format_summary(summary: dict[str, Any]) -> str:
         else:
             lines.append(f"    deltas  {h['deltas']}")
         if h["time_median_ms"] is not None:
-            lines.append(f"    time    {h['decisions']} decisions, median "
+            forced = f" ({h['forced']} forced, not timed)" if h.get("forced") else ""
+            lines.append(f"    time    {h['decisions']} decisions{forced}, median "
                          f"{h['time_median_ms']} ms, max {h['time_max_ms']} ms")
         for f in h["fallbacks"]:
             lines.append(f"    FALLBACK {f['action']} ({fallback_text(f)})")

@@ -272,12 +272,16 @@ def test_review_of_a_real_game_agrees_with_its_rows():
     seen: list[tuple[int, int]] = []
     result = review(rep, RankingEvaluator("rulebased"), lambda d, n: seen.append((d, n)))
     rows = result["rows"]
-    assert len(rows) == len(rep.decisions) == result["decisions"]
-    assert seen[-1] == (len(rows), len(rows))
+    # the replayer keeps every decision; the review rates those with a choice (this game's
+    # seat has a riichi's forced discards: counted on their own)
+    chosen = [d for d in rep.decisions if len(d.legal) > 1]
+    assert len(rows) == len(chosen) == result["decisions"] < len(rep.decisions)
+    assert result["forced_decisions"] == len(rep.decisions) - len(chosen)
+    assert seen[-1] == (len(rep.decisions), len(rep.decisions))
     assert result["agree"] == sum(r["agree"] for r in rows)
     assert result["total_loss"] == pytest.approx(sum(r["loss"] for r in rows
                                                      if r["loss"] is not None), abs=1e-3)
-    for r, d in zip(rows, rep.decisions, strict=True):
+    for r, d in zip(rows, chosen, strict=True):
         assert r["agree"] == (r["loss"] == 0)
         assert {a["action"] for a in r["actions"]} >= {r["played"], r["best"]}
         assert len(r["actions"]) == _distinct(list(d.legal))
@@ -439,7 +443,9 @@ def test_bench_review_on_a_given_game(capsys):
     r = _cli(capsys, "bench", "review", str(SHORT_MJLOG), "--playouts", "4", "--json", "-")
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
-    assert data["decisions"] == len(replayer.load(SHORT_MJLOG, 0).decisions)
+    decisions = replayer.load(SHORT_MJLOG, 0).decisions
+    assert data["decisions"] == sum(len(d.legal) > 1 for d in decisions)
+    assert data["decisions"] + data["forced_decisions"] == len(decisions)
     assert data["mc_seconds"] > 0 and data["rulebased_seconds"] > 0
     assert data["ratio_mc_to_rulebased"] == pytest.approx(
         data["mc_seconds"] / data["rulebased_seconds"], rel=0.1)

@@ -57,14 +57,16 @@ def bench_review(game: str | None, seat: int | None, playouts: int, seed: int) -
                                      f"{results[name]['policy_failures']} decision(s): "
                                      "no figure")
     hands = sum(1 for e in rep.events if type(e).__name__ == "RoundStarted")
+    rated = results["mc"]["decisions"]  # a forced decision (one legal action) is not rated
     return {
         "game": game or f"local table, east-south, rulebased x4, seed {seed}",
         "variant": rep.variant, "seat": rep.seat, "hands": hands,
-        "decisions": len(rep.decisions), "playouts": playouts,
+        "decisions": rated, "forced_decisions": results["mc"]["forced_decisions"],
+        "playouts": playouts,
         "mc_seconds": round(timings["mc"], 3),
         "rulebased_seconds": round(timings["rulebased"], 3),
         "ratio_mc_to_rulebased": round(timings["mc"] / max(timings["rulebased"], 1e-9), 1),
-        "mc_seconds_per_decision": round(timings["mc"] / max(len(rep.decisions), 1), 4),
+        "mc_seconds_per_decision": round(timings["mc"] / max(rated, 1), 4),
         "target_seconds": 300, "mc_rating": results["mc"]["rating"],
         "rulebased_rating": results["rulebased"]["rating"],
     }
@@ -72,7 +74,7 @@ def bench_review(game: str | None, seat: int | None, playouts: int, seed: int) -
 
 def text_review(r: dict[str, Any]) -> str:
     return (f"review of {r['game']} (seat {r['seat']}, {r['hands']} hands, "
-            f"{r['decisions']} decisions)\n"
+            f"{r['decisions']} decisions with a choice, {r['forced_decisions']} forced)\n"
             f"  mc ({r['playouts']} playouts per action): {r['mc_seconds']} s "
             f"({r['mc_seconds_per_decision']} s per decision; target <= {r['target_seconds']} s)"
             f"\n  rulebased (reference): {r['rulebased_seconds']} s   ratio mc/rulebased "

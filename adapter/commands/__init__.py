@@ -104,10 +104,22 @@ def report(json_path: str | None, text: str, data: Any) -> None:
         write_json(json_path, data)
 
 
-def stopped_status(command: str, stopped: Any, note: str = "") -> int:
-    """A platform session stopped by a signal (adapter.session.Stopped): one line on stderr,
-    and the exit status a shell gives a signalled process (128 + the signal's number)."""
-    print(f"mjbot {command}: stopped ({stopped}{note})", file=sys.stderr)
+def tell(args: Any, text: str, event: str = "run failed") -> None:
+    """One line for the user about the run (a server not there, no client, a stop): under
+    ``--log-json`` a JSON log line (``event``, ``command``, ``error``), as the session's own
+    lines are, so that a log collector reads every line; else ``mjbot COMMAND: text`` on
+    stderr, for the person at the terminal."""
+    if getattr(args, "log_json", None):
+        log().error(event, command=args.command_path, error=text)
+    else:
+        print(f"mjbot {args.command_path}: {text}", file=sys.stderr)
+
+
+def stopped_status(args: Any, stopped: Any, note: str = "") -> int:
+    """A platform session stopped by a signal (adapter.session.Stopped): one line on stderr
+    (:func:`tell`), and the exit status a shell gives a signalled process (128 + the
+    signal's number)."""
+    tell(args, f"stopped ({stopped}{note})", "stopped")
     return 128 + int(stopped.signum)
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from adapter.commands import (
@@ -14,6 +13,7 @@ from adapter.commands import (
     positive_seconds,
     require_policy,
     stopped_status,
+    tell,
     warn_tight_budget,
 )
 
@@ -66,7 +66,7 @@ def cmd_mjai(args: argparse.Namespace) -> int:
         try:
             summary = run_stdio(bot)
         except Stopped as stopped:
-            return stopped_status("mjai", stopped)
+            return stopped_status(args, stopped)
         finally:  # a signal after the session is not raised where nothing catches it
             for sig, handler in before.items():
                 signal.signal(sig, handler)
@@ -80,17 +80,16 @@ def cmd_mjai(args: argparse.Namespace) -> int:
             summary = asyncio.run(until_signalled(bot, run_tcp(
                 host, port, bot, args.connect_timeout, idle_limit=args.idle_limit)))
         except ConnectionError as exc:
-            print(f"mjbot mjai: {exc}", file=sys.stderr)
+            tell(args, str(exc))
             return 1
         except Stopped as stopped:  # the game in play is logged as stopped
-            return stopped_status("mjai", stopped)
+            return stopped_status(args, stopped)
     log().info("mjai: session over", games=summary.games, answers=summary.answers,
                 decisions=summary.decisions, fallbacks=summary.fallbacks,
                 fallback_kinds=summary.kinds,
                 errors=len(summary.errors))
     if args.server is not None and not summary.finished:  # a dropped line fails, as in ntpu's
         said = f" (its last error: {bot.server_error})" if bot.server_error else ""
-        print(f"mjbot mjai: {bot.how_the_line_ended()} before end_game{said}",
-              file=sys.stderr)
+        tell(args, f"{bot.how_the_line_ended()} before end_game{said}")
         return 1
     return 0

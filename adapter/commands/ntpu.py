@@ -18,6 +18,7 @@ from adapter.commands import (
     require_policy,
     require_writable,
     stopped_status,
+    tell,
     warn_tight_budget,
 )
 
@@ -105,10 +106,10 @@ def cmd_ntpu(args: argparse.Namespace) -> int:
     try:
         summary = asyncio.run(until_signalled(bot, main))
     except ConnectionError as exc:
-        print(f"mjbot ntpu: {bot.referee_gone or exc}", file=sys.stderr)
+        tell(args, str(bot.referee_gone or exc))
         return 1
     except Stopped as stopped:  # the game in play is logged as stopped
-        return stopped_status("ntpu", stopped)
+        return stopped_status(args, stopped)
     except KeyboardInterrupt:
         bot.close()
         return 130
@@ -117,10 +118,10 @@ def cmd_ntpu(args: argparse.Namespace) -> int:
                 fallback_kinds=summary.kinds,
                 errors=len(summary.errors), closed_by_server=summary.finished)
     if bot.referee_gone is not None:  # --stdio: a reply met the closed pipe
-        print(f"mjbot ntpu: {bot.referee_gone}", file=sys.stderr)
+        tell(args, str(bot.referee_gone))
         return 1
     if server is not None and not summary.finished:  # a dropped line fails, as in tenhou's
-        print(f"mjbot ntpu: {bot.how_the_line_ended()} without /close", file=sys.stderr)
+        tell(args, f"{bot.how_the_line_ended()} without /close")
         return 1
     return 0
 
@@ -167,10 +168,10 @@ def cmd_ntpu_server(args: argparse.Namespace) -> int:
     except MatchNotStarted as exc:
         if exc.listening:  # --host / --port
             raise UserInputError(str(exc)) from None
-        print(f"mjbot ntpu-server: {exc}", file=sys.stderr)
+        tell(args, str(exc))
         return 1
     except Stopped as stopped:  # the match log's footer says so
-        return stopped_status("ntpu-server", stopped)
+        return stopped_status(args, stopped)
     finally:
         signal.signal(signal.SIGTERM, before)
     if sys.stderr.isatty():

@@ -9,7 +9,7 @@ import re
 import sys
 from typing import Any
 
-from adapter.commands import UserInputError, log, port_number
+from adapter.commands import UserInputError, log, port_number, tell
 
 
 def register(sub: Any) -> None:
@@ -79,7 +79,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return asyncio.run(serve(config, address, args.log_dir))
     except OSError as exc:  # the status port is taken, the log folder cannot be made
         option = "--status HOST:PORT (or the config's [status] port)"
-        print(f"mjbot serve: {_listen_error(exc, option)}", file=sys.stderr)
+        tell(args, _listen_error(exc, option))
         return 1
 
 
@@ -120,7 +120,7 @@ def cmd_view(args: argparse.Namespace) -> int:
     try:
         return asyncio.run(_view(folders, files, args.host, args.port, args.open))
     except OSError as exc:
-        print(f"mjbot view: {_listen_error(exc, '--port')}", file=sys.stderr)
+        tell(args, _listen_error(exc, '--port'))
         return 1
 
 

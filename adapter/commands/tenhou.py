@@ -20,6 +20,7 @@ from adapter.commands import (
     require_policy,
     require_writable,
     stopped_status,
+    tell,
     warn_tight_budget,
 )
 
@@ -129,16 +130,16 @@ def cmd_tenhou(args: argparse.Namespace) -> int:
     try:
         summary = asyncio.run(run_until_signalled(settings))
     except ConnectionError as exc:
-        print(f"mjbot tenhou: {exc}", file=sys.stderr)
+        tell(args, str(exc))
         return 1
     except PermissionRefused as exc:
-        print(f"mjbot tenhou: {exc}", file=sys.stderr)
+        tell(args, str(exc))
         return 2
     except Stopped as stopped:  # the note says where it was left ("left the table" was
         # said of a queue, and of a line never connected, where the log said "no BYE")
-        return stopped_status("tenhou", stopped, f"; {stopped.note}" if stopped.note else "")
+        return stopped_status(args, stopped, f"; {stopped.note}" if stopped.note else "")
     except (KeyboardInterrupt, asyncio.CancelledError):  # before the session could be told
-        print("mjbot tenhou: stopped", file=sys.stderr)
+        tell(args, "stopped", "stopped")
         return 130
     log().info("tenhou: session over", games=summary.games, hands=summary.hands,
                 decisions=summary.decisions, fallbacks=summary.fallbacks,
@@ -165,10 +166,10 @@ def cmd_tenhou_server(args: argparse.Namespace) -> int:
                        close_grace=CLOSE_GRACE if args.close_grace is None
                        else args.close_grace)
     except OSError as exc:
-        print(f"mjbot tenhou-server: {exc}", file=sys.stderr)
+        tell(args, str(exc))
         return 1
     except KeyboardInterrupt:
-        print("mjbot tenhou-server: stopped", file=sys.stderr)
+        tell(args, "stopped", "stopped")
         return 130
     report(args.json, result.table(), result.as_json())
     return 1 if result.stats.illegal or result.stats.timeouts else 0

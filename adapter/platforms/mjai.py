@@ -102,10 +102,10 @@ class MjaiBot(CodecSession):
         return json.dumps(self._encode(request, answer), ensure_ascii=False)
 
     def send(self, reply: str | None) -> str:
-        """Every line is answered: ``none`` to a line that is not JSON (not counted, not
-        logged), else our answer, counted and logged."""
+        """Every line is answered, and every answer counted and logged: ``none`` to a line
+        that is not JSON (its error counted too, by :meth:`take`), else our answer."""
         if reply is None:
-            return json.dumps(NONE)
+            reply = json.dumps(NONE)
         self.summary.answers += 1
         if self.game_log is not None:
             self.game_log.tx(reply)

@@ -20,7 +20,31 @@ def main(argv: list[str], policy: str = "rulebased") -> int:
         print(f"mjbot: bot.py takes our seat (0..3) as its only argument, got {argv!r}",
               file=sys.stderr)
         return 2
+    missing = missing_network(policy)
+    if missing:  # one line, not a fallback line a decision advising to train a network
+        print(f"mjbot: this nn upload cannot read its network ({missing}): playing "
+              "rulebased; unzip the whole zip here, or build it again with mjbot bundle mjai "
+              "--policy nn", file=sys.stderr)
+        policy = "rulebased"
     configure_plain_logging("info")
     bot = MjaiBot(MjaiSettings(policy=policy, seat=int(argv[0]), write_log=False))
     run_stdio(bot)
     return 0
+
+
+def missing_network(policy: str) -> str:
+    """Why an ``nn`` upload has no riichi network to play ("" where it has one, or plays
+    another policy): its weights file left out as the zip was unpacked, or damaged."""
+    if policy != "nn":
+        return ""
+    import zipfile  # not at the top: the default upload carries no network, nor needs these
+
+    from brain.nn.network import MissingNetwork
+    from brain.policies.nn import require_network
+
+    try:
+        require_network("riichi")
+    except (MissingNetwork, ValueError, KeyError, OSError, zipfile.BadZipFile) as exc:
+        # the words up to the advice to train one: an upload's user rebuilds the zip
+        return str(exc).removeprefix("nn: ").split("; train them")[0]
+    return ""

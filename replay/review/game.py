@@ -7,6 +7,12 @@ agrees with; ``scale`` is a tenth of a typical win of the variant in points for 
 riichi points, 4 MCR points), 0.1 for a ranking policy (losses in ranks). Divided by the
 number of decisions it does not grow with the length of a game, so games of one variant
 reviewed by one policy compare.
+
+Only a decision with a choice (more than one legal action) is rated: the others are counted on
+their own (``forced_decisions``). What a log holds of them differs by source: an mjai TCP or
+Botzone log has every offer that only a pass answers (the platform asks on every discard), a
+local-table, Tenhou or imported log has none of those but a riichi's forced discards; rated
+over all of them, one game read from two logs got two ratings.
 """
 
 from __future__ import annotations
@@ -108,9 +114,16 @@ def review(replay: Replay, evaluator: Evaluator, progress: Progress | None = Non
     situations: dict[int, dict[str, Any]] = {}
     total = len(replay.decisions)
     place = {id(d): i for i, d in enumerate(replay.decisions)}
-    done = 0
-    for n, (d, state) in enumerate(walk(replay)):
+    done = forced = 0
+    for d, state in walk(replay):
         legal = list(d.legal) or rules.legal_actions(state, d.request)
+        done = place[id(d)] + 1  # a damaged hand's decisions, which are not walked, passed
+        if len(legal) <= 1:  # no choice: counted on its own, not rated (module doc)
+            forced += 1
+            if progress is not None:
+                progress(done, total)
+            continue
+        n = len(rows)
         try:
             evaluation = evaluator.evaluate(state, d.request, legal)
             opponents = Opponents(state)
@@ -129,13 +142,12 @@ def review(replay: Replay, evaluator: Evaluator, progress: Progress | None = Non
                              opponents))
         if d.fallback:  # our own log's: what was played was not its policy's own answer
             rows[-1]["fallback"] = {"kind": d.fallback_kind or None, "why": d.fallback}
-        done = place[id(d)] + 1  # a damaged hand's decisions, which are not walked, passed
         if progress is not None:
             progress(done, total)
     if progress is not None and done < total:  # the last ones were a damaged hand's: the
         progress(total, total)  # bar stopped short of its total, its line left open
     result = _summary(replay, evaluator, rows, situations, costly,
-                      time.perf_counter() - started)
+                      time.perf_counter() - started, forced)
     # a hand of our own log that the table refused as it was walked (the reader notes an
     # import's): said as the reader's are, by every review of the replay, not only the walk
     # that noted it (a later walk leaves a hand noted already without a word)
@@ -175,7 +187,7 @@ def _row(n: int, index: int, state: TableState, request: ev.DecisionRequest, pla
 
 def _summary(replay: Replay, evaluator: Evaluator, rows: list[ReviewRow],
              situations: dict[int, dict[str, Any]], costly: int,
-             seconds: float) -> dict[str, Any]:
+             seconds: float, forced: int) -> dict[str, Any]:
     valued = [(loss, r) for r in rows if (loss := r["loss"]) is not None]
     agree = sum(r["agree"] for r in rows)
     failed = [r for r in rows if r.get("policy_failed")]
@@ -193,7 +205,7 @@ def _summary(replay: Replay, evaluator: Evaluator, rows: list[ReviewRow],
         "path": replay.path, "source": replay.source, "variant": replay.variant,
         "seat": replay.seat, "policy": evaluator.name, "unit": evaluator.unit,
         "playouts": getattr(evaluator, "playouts", None),
-        "decisions": len(rows), "valued": len(valued), "agree": agree,
+        "decisions": len(rows), "forced_decisions": forced, "valued": len(valued), "agree": agree,
         "agreement": agree / len(rows) if rows else None,
         "total_loss": round(total_loss, 3),
         "loss_per_decision": round(mean, 4) if valued else None,
@@ -209,7 +221,9 @@ def _summary(replay: Replay, evaluator: Evaluator, rows: list[ReviewRow],
         + ([f"POLICY FAILED: {evaluator.name} gave no answer on {len(failed)} decisions, "
             f"left out (first: {failed[0]['error']})"] if failed else [])
         + ([f"seat {replay.seat} made no decision in this game: nothing to review"]
-           if not rows else [])
+           if not rows and not forced else [])
+        + ([f"seat {replay.seat} had no choice to make in this game ({forced} forced): "
+            "nothing to review"] if not rows and forced else [])
         + ([f"game unfinished: {why}"] if (why := unfinished_game(replay)) else []),
         "seconds": round(seconds, 3),
     }
@@ -218,6 +232,12 @@ def _summary(replay: Replay, evaluator: Evaluator, rows: list[ReviewRow],
 def kind_text(row: dict[str, Any]) -> str:
     """The decision's kind, with the tile a claim is on ("claim on 4p from seat 3")."""
     return str(row["kind"]) + (f" on {row['offered']}" if row.get("offered") else "")
+
+
+def forced_text(result: dict[str, Any]) -> str:
+    """The decisions with one legal action, beside the count of those rated ("" if none)."""
+    forced = result.get("forced_decisions", 0)
+    return f" (and {forced} forced: one legal action, not rated)" if forced else ""
 
 
 def or_na(value: Any) -> str:
@@ -233,8 +253,8 @@ def format_review(result: dict[str, Any], every: bool = False) -> str:
     lines = [f"review of {result['path']}  [{result['source']}, {result['variant']}] seat "
              f"{result['seat']}, policy {result['policy']}"
              + (f" ({result['playouts']} playouts per action)" if result["playouts"] else ""),
-             f"  decisions {result['decisions']}, agreement {result['agree']}/"
-             f"{result['decisions']} ({pct})",
+             f"  decisions {result['decisions']}{forced_text(result)}, agreement "
+             f"{result['agree']}/{result['decisions']} ({pct})",
              f"  expected loss: total {result['total_loss']}, per decision "
              f"{result['loss_per_decision']} {unit}" if result["loss_per_decision"] is not None
              else "  expected loss: n/a (no decision valued)",

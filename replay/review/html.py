@@ -34,6 +34,9 @@ def render(result: dict[str, Any]) -> str:
            f"{result['seat']}, policy <b>{escape(result['policy'])}</b></p><table>"]
     valued = result["loss_per_decision"] is not None
     for name, value in (("decisions", result["decisions"]),
+                        *([("forced (one legal action, not rated)",
+                            result["forced_decisions"])] if result.get("forced_decisions")
+                          else []),
                         ("agreement", f"{result['agree']}/{result['decisions']} ({pct})"),
                         ("expected loss (total)",
                          f"{result['total_loss']} {unit}" if valued else "n/a"),

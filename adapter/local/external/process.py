@@ -29,7 +29,10 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+import structlog
+
 from adapter.local.external.keeper import read_kept
+from adapter.logging_setup import json_asked
 from adapter.own_python import outside_env
 
 EXIT_GRACE = 0.5  # seconds a program is given to exit by itself once its input is closed
@@ -552,8 +555,12 @@ class LineSocket(LineProcess):
                                f"(start one, e.g. mjbot mjai --server {address})")
             if waited >= ANNOUNCE_AFTER and not announced:
                 announced = True
-                os.write(2, f"mjbot: waiting for an mjai client on {address} (up to "
-                            f"{limit:g} s)\n".encode())
+                if json_asked():  # --log-json: every line a log collector reads is JSON
+                    structlog.get_logger("mjbot.external").warning(
+                        "waiting for an mjai client", address=address, up_to_seconds=limit)
+                else:
+                    os.write(2, f"mjbot: waiting for an mjai client on {address} (up to "
+                                f"{limit:g} s)\n".encode())
             server.settimeout(min(EXIT_POLL, limit - waited))
             with contextlib.suppress(TimeoutError):
                 return server.accept()
