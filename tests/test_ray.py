@@ -26,7 +26,7 @@ from adapter.local.selfplay import SelfPlayConfig, run_selfplay
 from tests.env_helpers import ENV_SPY
 from tests.in_process import mjbot_here
 
-ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'mjbot[ray]')")
+ray = pytest.importorskip("ray", reason="Ray is not installed (pip install -e '.[ray]')")
 
 from adapter.local.ray_pool import RayRun, connect, mjbot_env  # noqa: E402
 
@@ -233,7 +233,7 @@ def test_without_ray_installed_the_error_says_what_to_install(capsys, monkeypatc
     r = mjbot_here(capsys, "arena", "--variant", "mass", "--hands", "16", "--no-log", "--ray",
                    "local")
     assert r.returncode == 2
-    assert "pip install 'mjbot[ray]'" in r.stderr and "Traceback" not in r.stderr
+    assert "pip install -e '.[ray]'" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_bench_ray_sets_dispatch_against_a_unit(cluster, monkeypatch):

@@ -1,8 +1,9 @@
 """Units of work (a wall set in every seating) as Ray tasks, for runs beyond one machine.
 
-Ray is an optional extra (``pip install 'mjbot[ray]'``) and is imported only here, only when
-``--ray`` is given. Each unit is one task; Ray retries a task whose worker process dies, and the
-driver takes exactly one result per unit, so a dead worker loses no unit and counts none twice.
+Ray is an optional extra (``pip install -e '.[ray]'`` in mjbot's checkout) and is imported only
+here, only when ``--ray`` is given. Each unit is one task; Ray retries a task whose worker
+process dies, and the driver takes exactly one result per unit, so a dead worker loses no unit
+and counts none twice.
 Ray reuses its worker processes from task to task, so what a policy caches per process (the
 ``mc`` opponent models) is read once per worker, not once per unit: every task reports its
 worker's pid and weight reads, and :class:`WorkerTally` sums them (the run's figures show it).
@@ -20,7 +21,8 @@ from adapter import secret_env
 from adapter.hostport import parse_host_port
 from adapter.secret_env import is_secret
 
-INSTALL_HINT = "pip install 'mjbot[ray]'"
+# mjbot is not on PyPI: the extra is installed from the checkout (deploy/ray.md)
+INSTALL_HINT = "pip install -e '.[ray]' in mjbot's checkout"
 TASK_RETRIES = 3  # per unit, on a worker's death (a policy's exception is a result, not a retry)
 
 
