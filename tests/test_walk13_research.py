@@ -3,8 +3,12 @@
 
 from __future__ import annotations
 
+import os
 import re
+import signal
+import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 
@@ -47,3 +51,61 @@ def test_ray_help_names_an_install_that_works(capsys):
     r = mjbot_here(capsys, "selfplay", "-h")
     assert r.returncode == 0
     assert _installs_mjbot_with_ray(" ".join(r.stdout.split())), r.stdout
+
+
+def _procs() -> dict[int, tuple[int, bytes]]:
+    """Every process now: pid -> (parent pid, command line)."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+                cmdline = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            found[int(entry.name)] = (int(stat.rsplit(")", 1)[1].split()[1]), cmdline)
+    return found
+
+
+def _raylet_playing(driver: int) -> int | None:
+    """The raylet that ``driver``'s ``--ray local`` started, once a worker of it (and only of
+    it: other runs' Ray processes are not this test's) is playing a unit."""
+    procs = _procs()
+    raylets = {pid for pid, (ppid, cmd) in procs.items()
+               if ppid == driver and b"raylet" in cmd.split(b"\0")[0]}
+    for ppid, cmd in procs.values():
+        if ppid in raylets and cmd.startswith(b"ray::run_unit"):
+            return ppid
+    return None
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+def test_a_lost_raylet_is_one_line_not_a_traceback(tmp_path):
+    """The local node's raylet killed mid-run (Ray's node lost: every unit under way and to
+    come is gone) ended `mjbot selfplay --ray local` in a LocalRayletDiedError traceback; it
+    is now one line naming what Ray lost, exit 1, as a process pool's dead worker is. The
+    dataset's files written before stay (the failed-run line says how many)."""
+    pytest.importorskip("ray", reason="Ray is not installed (pip install -e '.[ray]')")
+    driver = subprocess.Popen(
+        [sys.executable, "-m", "adapter.cli", "selfplay", "--variant", "riichi", "--policies",
+         "rulebased,greedy,rulebased,greedy", "--hands", "100000", "--seed", "3", "--workers",
+         "1", "--ray", "local", "--out", str(tmp_path / "d")],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True)
+    try:
+        raylet = None
+        deadline = time.monotonic() + 120  # Ray's start on a loaded 2-core machine
+        while raylet is None and driver.poll() is None and time.monotonic() < deadline:
+            raylet = _raylet_playing(driver.pid)
+            time.sleep(0.05)
+        assert raylet is not None, "no raylet of the run was caught with a unit under way"
+        os.kill(raylet, signal.SIGKILL)
+        _, err = driver.communicate(timeout=180)
+    finally:
+        if driver.poll() is None:  # the run and what it started, by its own session's id
+            os.killpg(driver.pid, signal.SIGKILL)
+            driver.wait()
+    assert driver.returncode == 1, err
+    assert "Traceback" not in err, err
+    ours = [line for line in err.splitlines() if line.startswith("mjbot selfplay: Ray lost")]
+    assert len(ours) == 1 and "the run cannot finish" in ours[0], err

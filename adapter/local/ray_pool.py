@@ -166,6 +166,25 @@ def driver_env(env: dict[str, str]) -> Iterator[None]:
         os.environ.update(own)
 
 
+@contextlib.contextmanager
+def lost_as_worker_died(ray: Any, what: str) -> Iterator[None]:
+    """Ray's own failures inside the block (a worker dead past its retries, the node's raylet
+    or the whole node gone, an object lost) are :class:`WorkerDied`, which the command says in
+    one line (exit 1), as the process pool's dead worker: they were a traceback. A task's own
+    exception (``RayTaskError``, raised as its cause's class too) passes as it is."""
+    try:
+        yield
+    except ray.exceptions.RayTaskError:
+        raise
+    except ray.exceptions.RayError as exc:
+        from adapter.local.stopping import WorkerDied
+
+        text = str(exc).strip()
+        first = text.splitlines()[0] if text else ""
+        raise WorkerDied(f"Ray lost {what} ({type(exc).__name__}: {first}): the run cannot "
+                         "finish") from None
+
+
 def map_units(fn: Callable[..., Any], args: Callable[[int], tuple[Any, ...]], units: int,
               window: int, tally: WorkerTally | None = None, ordered: bool = False,
               on_complete: Callable[[int, Any], None] | None = None
@@ -184,10 +203,12 @@ def map_units(fn: Callable[..., Any], args: Callable[[int], tuple[Any, ...]], un
         while submitted < units and (submitted - yielded if ordered else len(pending)) < window:
             pending[task.remote(env, fn, *args(submitted))] = submitted
             submitted += 1
-        done, _ = ray.wait(list(pending), num_returns=1)
+        with lost_as_worker_died(ray, "a unit under way"):
+            done, _ = ray.wait(list(pending), num_returns=1)
         for ref in done:
             unit = pending.pop(ref)
-            result, stamp = ray.get(ref)
+            with lost_as_worker_died(ray, f"unit {unit}"):
+                result, stamp = ray.get(ref)
             if tally is not None:
                 tally.add(stamp)
             if on_complete is not None:
@@ -239,4 +260,6 @@ def remote(fn: Callable[..., Any]) -> Any:
 
 
 def get(refs: list[Any]) -> list[Any]:
-    return list(_ray().get(refs))
+    ray = _ray()
+    with lost_as_worker_died(ray, "a shard's task"):
+        return list(ray.get(refs))
