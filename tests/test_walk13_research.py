@@ -86,20 +86,9 @@ def test_a_lost_raylet_is_one_line_not_a_traceback(tmp_path):
     is now one line naming what Ray lost, exit 1, as a process pool's dead worker is. The
     dataset's files written before stay (the failed-run line says how many)."""
     pytest.importorskip("ray", reason="Ray is not installed (pip install -e '.[ray]')")
-    driver = subprocess.Popen(
-        [sys.executable, "-m", "adapter.cli", "selfplay", "--variant", "riichi", "--policies",
-         "rulebased,greedy,rulebased,greedy", "--hands", "100000", "--seed", "3", "--workers",
-         "1", "--ray", "local", "--out", str(tmp_path / "d")],
-        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True)
+    driver = _start_selfplay(tmp_path)
     try:
-        raylet = None
-        deadline = time.monotonic() + 120  # Ray's start on a loaded 2-core machine
-        while raylet is None and driver.poll() is None and time.monotonic() < deadline:
-            raylet = _raylet_playing(driver.pid)
-            time.sleep(0.05)
-        assert raylet is not None, "no raylet of the run was caught with a unit under way"
-        os.kill(raylet, signal.SIGKILL)
+        os.kill(_when_playing(driver), signal.SIGKILL)
         _, err = driver.communicate(timeout=180)
     finally:
         if driver.poll() is None:  # the run and what it started, by its own session's id
@@ -109,3 +98,53 @@ def test_a_lost_raylet_is_one_line_not_a_traceback(tmp_path):
     assert "Traceback" not in err, err
     ours = [line for line in err.splitlines() if line.startswith("mjbot selfplay: Ray lost")]
     assert len(ours) == 1 and "the run cannot finish" in ours[0], err
+
+
+def _start_selfplay(tmp_path: Path, *extra: str) -> subprocess.Popen[str]:
+    """A long `mjbot selfplay --ray local` (2 CPUs) in a session of its own."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "adapter.cli", "selfplay", "--variant", "riichi", "--policies",
+         "rulebased,greedy,rulebased,greedy", "--hands", "100000", "--seed", "3", "--workers",
+         "1", "--ray", "local", "--out", str(tmp_path / "d"), *extra],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True)
+
+
+def _when_playing(driver: subprocess.Popen[str]) -> int:
+    """The run's raylet, once a unit is under way (fails the test if none within 120 s)."""
+    raylet = None
+    deadline = time.monotonic() + 120  # Ray's start on a loaded 2-core machine
+    while raylet is None and driver.poll() is None and time.monotonic() < deadline:
+        raylet = _raylet_playing(driver.pid)
+        time.sleep(0.05)
+    assert raylet is not None, "no raylet of the run was caught with a unit under way"
+    return raylet
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+def test_sigterm_ends_an_out_shared_run_in_one_line(tmp_path):
+    """`selfplay --ray local --out-shared` cannot stop between wall sets (the workers write the
+    parts). SIGTERM (a scheduler's stop) met Ray's own handler: a stack dump ("*** SIGTERM
+    received ... PC: @ 0x7f...") and exit 1. Now it ends as a second Ctrl-C does: the files
+    left are said, with what to do (the same command refuses a folder that is not empty),
+    then "ended by SIGTERM", exit 143."""
+    pytest.importorskip("ray", reason="Ray is not installed (pip install -e '.[ray]')")
+    driver = _start_selfplay(tmp_path, "--out-shared")
+    parts = tmp_path / "d" / ".parts"
+    try:
+        _when_playing(driver)
+        deadline = time.monotonic() + 120  # a unit's games written: files to be left
+        while not (parts.is_dir() and any(parts.glob("unit-*.npz"))):
+            assert driver.poll() is None and time.monotonic() < deadline, "no unit written"
+            time.sleep(0.05)
+        os.kill(driver.pid, signal.SIGTERM)
+        _, err = driver.communicate(timeout=180)
+    finally:
+        if driver.poll() is None:
+            os.killpg(driver.pid, signal.SIGKILL)
+            driver.wait()
+    assert driver.returncode == 128 + signal.SIGTERM, err
+    assert "SIGTERM received" not in err and "PC: @" not in err and "Traceback" not in err, err
+    assert "mjbot selfplay: ended by SIGTERM" in err.splitlines(), err
+    left = [line for line in err.splitlines() if "the failed run left" in line]
+    assert len(left) == 1 and "remove them, or give another --out" in left[0], err
