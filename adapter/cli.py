@@ -98,9 +98,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except BrokenPipeError:  # `mjbot replay LOG | head -1`: the reader has what it wanted
         return closed_stdout()
-    except KeyboardInterrupt:  # a second Ctrl-C: the run ends now, without its report
-        tell(args, "interrupted", "stopped")
-        return 128 + 2
+    except KeyboardInterrupt as exc:  # a second Ctrl-C (or SignalledEnd): the run ends now
+        tell(args, getattr(exc, "said", "interrupted"), "stopped")
+        return 128 + getattr(exc, "signum", signal.SIGINT)
     except RuntimeError as exc:
         from adapter.local.stopping import WorkerDied
 

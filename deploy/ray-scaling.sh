@@ -2,7 +2,7 @@
 # The scaling table of deploy/ray.md: `mjbot arena` on the present process pool (--workers K)
 # and on a local Ray cluster of K CPUs (--ray local --workers K), for rulebased and mc, each
 # run long enough (>= 60 s) that start-up does not dominate. Prints one markdown row per run,
-# then Ray's throughput as a ratio of the pool's. Needs mjbot[ray].
+# then Ray's throughput as a ratio of the pool's. Needs the ray extra (pip install -e '.[ray]').
 #   usage: deploy/ray-scaling.sh [WORKERS...]   (default: 1 2)
 #   MJBOT=...  how to run mjbot (default: mjbot);  OUT=DIR  where the JSON goes
 set -eu

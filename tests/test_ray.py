@@ -26,7 +26,7 @@ from adapter.local.selfplay import SelfPlayConfig, run_selfplay
 from tests.env_helpers import ENV_SPY
 from tests.in_process import mjbot_here
 
-ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'mjbot[ray]')")
+ray = pytest.importorskip("ray", reason="Ray is not installed (pip install -e '.[ray]')")
 
 from adapter.local.ray_pool import RayRun, connect, mjbot_env  # noqa: E402
 
@@ -74,15 +74,25 @@ def test_arena_on_ray_equals_the_process_pool(cluster, reference):
     assert run.figures(len(results))["worker_processes"] <= 2
 
 
+def _parent(entry: Path) -> int:
+    return int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
 def _unit_workers() -> list[int]:
-    """Pids of the Ray workers playing a unit now (Ray titles a busy worker ray::TASK)."""
+    """Pids of this cluster's Ray workers playing a unit now (Ray titles a busy worker
+    ray::TASK): children of a raylet this process started. Any such worker on the machine
+    was taken before, another test process's or another user's run among them, whose death
+    left this test's run whole (nothing of it killed) and the test passing without a test."""
+    own = os.getpid()
     pids = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
                 if (entry / "cmdline").read_bytes().startswith(b"ray::run_unit"):
-                    pids.append(int(entry.name))
-            except OSError:
+                    raylet = Path("/proc") / str(_parent(entry))
+                    if _parent(raylet) == own:
+                        pids.append(int(entry.name))
+            except (OSError, ValueError, IndexError):
                 continue
     return pids
 
@@ -233,7 +243,7 @@ def test_without_ray_installed_the_error_says_what_to_install(capsys, monkeypatc
     r = mjbot_here(capsys, "arena", "--variant", "mass", "--hands", "16", "--no-log", "--ray",
                    "local")
     assert r.returncode == 2
-    assert "pip install 'mjbot[ray]'" in r.stderr and "Traceback" not in r.stderr
+    assert "pip install -e '.[ray]'" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_bench_ray_sets_dispatch_against_a_unit(cluster, monkeypatch):

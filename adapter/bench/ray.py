@@ -21,6 +21,7 @@ from typing import Any
 from adapter.bench.common import add_bench, report
 from adapter.commands import UserInputError, at_least, require_mc_options
 from adapter.local.arena import ArenaConfig, play_unit
+from adapter.local.ray_pool import INSTALL_HINT
 
 POLICIES = {"rulebased": ("rulebased", "greedy", "greedy", "greedy"),
             "mc": ("mc", "rulebased", "rulebased", "rulebased")}
@@ -110,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     if args.units < 1 or args.workers < 1 or args.repeats < 1:
         raise UserInputError("--units, --workers and --repeats must be at least 1")
     if find_spec("ray") is None:
-        raise UserInputError("bench ray needs Ray: pip install 'mjbot[ray]'")
+        raise UserInputError(f"bench ray needs Ray: {INSTALL_HINT}")
     require_mc_options()
     # a tractable mc unit (mc's own default thinks up to 2 s a decision)
     os.environ.setdefault("MJBOT_MC", "playouts=16")

@@ -543,7 +543,8 @@ def add_ray_arguments(parser: Any) -> None:
                         "1; with --ray: units at once, default every CPU of the cluster)")
     parser.add_argument("--ray", metavar="ADDRESS", help="run the units as Ray tasks: auto (the "
                         "cluster this node belongs to), HOST:PORT (its head) or local (start "
-                        "one here with --workers CPUs); needs pip install 'mjbot[ray]'")
+                        "one here with --workers CPUs); needs Ray: pip install -e '.[ray]' in "
+                        "mjbot's checkout")
 
 
 def start_ray(args: Any) -> Any:

@@ -130,9 +130,39 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
                             args.shard_decisions, args.checkpoint_every)
     stop = StopRequest(stop_after, args.command_path)
     if args.out_shared:  # the Ray workers write the shards: no stop to answer
-        return _run_and_report(args, config, ray, stop)
+        with _signals_end_at_once():
+            return _run_and_report(args, config, ray, stop)
     with stop.on_signals():  # to the end: a signal never cuts a shard or the report
         return _run_and_report(args, config, ray, stop)
+
+
+@contextlib.contextmanager
+def _signals_end_at_once() -> Iterator[None]:
+    """``--out-shared``: the workers write the parts, so the run cannot stop between wall sets;
+    SIGTERM ends it at once as Ctrl-C does (``SignalledEnd``, a KeyboardInterrupt: the files
+    left are said, then one line, exit 143). Ray's own handler, in place since ``ray.init``,
+    printed a stack dump ("*** SIGTERM received ... PC: @ 0x7f...") and the run exited 1.
+    The handler raises a plain KeyboardInterrupt, which is what Ray's waits pass on for any
+    exception a handler raises in them; the signal is told apart here, after."""
+    import signal
+
+    from adapter.local.stopping import SignalledEnd
+
+    received: list[int] = []
+
+    def end(signum: int, _frame: object) -> None:
+        received.append(signum)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, end)
+    try:
+        yield
+    except KeyboardInterrupt:
+        if received:
+            raise SignalledEnd(received[0]) from None
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _run_and_report(args: argparse.Namespace, config: SelfPlayConfig, ray: Any,
@@ -326,8 +356,9 @@ def _left_behind(out: Path, made: Path | None, command: str, resumable: bool = F
     if written:
         resumable = resumable and (out / PROGRESS).is_file()
         print(f"mjbot {command}: the failed run left {len(written)} file(s) in {out} (no "
-              "manifest: not a dataset" + ("; the same command goes on with it)" if resumable
-                                           else ")"), file=sys.stderr)
+              "manifest: not a dataset; " + ("the same command goes on with it)" if resumable
+                                             else "remove them, or give another --out, to "
+                                             "run it again)"), file=sys.stderr)
         return
     folder = out
     while made is not None:

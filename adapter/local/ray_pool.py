@@ -1,8 +1,9 @@
 """Units of work (a wall set in every seating) as Ray tasks, for runs beyond one machine.
 
-Ray is an optional extra (``pip install 'mjbot[ray]'``) and is imported only here, only when
-``--ray`` is given. Each unit is one task; Ray retries a task whose worker process dies, and the
-driver takes exactly one result per unit, so a dead worker loses no unit and counts none twice.
+Ray is an optional extra (``pip install -e '.[ray]'`` in mjbot's checkout) and is imported only
+here, only when ``--ray`` is given. Each unit is one task; Ray retries a task whose worker
+process dies, and the driver takes exactly one result per unit, so a dead worker loses no unit
+and counts none twice.
 Ray reuses its worker processes from task to task, so what a policy caches per process (the
 ``mc`` opponent models) is read once per worker, not once per unit: every task reports its
 worker's pid and weight reads, and :class:`WorkerTally` sums them (the run's figures show it).
@@ -20,7 +21,8 @@ from adapter import secret_env
 from adapter.hostport import parse_host_port
 from adapter.secret_env import is_secret
 
-INSTALL_HINT = "pip install 'mjbot[ray]'"
+# mjbot is not on PyPI: the extra is installed from the checkout (deploy/ray.md)
+INSTALL_HINT = "pip install -e '.[ray]' in mjbot's checkout"
 TASK_RETRIES = 3  # per unit, on a worker's death (a policy's exception is a result, not a retry)
 
 
@@ -164,6 +166,25 @@ def driver_env(env: dict[str, str]) -> Iterator[None]:
         os.environ.update(own)
 
 
+@contextlib.contextmanager
+def lost_as_worker_died(ray: Any, what: str) -> Iterator[None]:
+    """Ray's own failures inside the block (a worker dead past its retries, the node's raylet
+    or the whole node gone, an object lost) are :class:`WorkerDied`, which the command says in
+    one line (exit 1), as the process pool's dead worker: they were a traceback. A task's own
+    exception (``RayTaskError``, raised as its cause's class too) passes as it is."""
+    try:
+        yield
+    except ray.exceptions.RayTaskError:
+        raise
+    except ray.exceptions.RayError as exc:
+        from adapter.local.stopping import WorkerDied
+
+        text = str(exc).strip()
+        first = text.splitlines()[0] if text else ""
+        raise WorkerDied(f"Ray lost {what} ({type(exc).__name__}: {first}): the run cannot "
+                         "finish") from None
+
+
 def map_units(fn: Callable[..., Any], args: Callable[[int], tuple[Any, ...]], units: int,
               window: int, tally: WorkerTally | None = None, ordered: bool = False,
               on_complete: Callable[[int, Any], None] | None = None
@@ -182,10 +203,12 @@ def map_units(fn: Callable[..., Any], args: Callable[[int], tuple[Any, ...]], un
         while submitted < units and (submitted - yielded if ordered else len(pending)) < window:
             pending[task.remote(env, fn, *args(submitted))] = submitted
             submitted += 1
-        done, _ = ray.wait(list(pending), num_returns=1)
+        with lost_as_worker_died(ray, "a unit under way"):
+            done, _ = ray.wait(list(pending), num_returns=1)
         for ref in done:
             unit = pending.pop(ref)
-            result, stamp = ray.get(ref)
+            with lost_as_worker_died(ray, f"unit {unit}"):
+                result, stamp = ray.get(ref)
             if tally is not None:
                 tally.add(stamp)
             if on_complete is not None:
@@ -237,4 +260,6 @@ def remote(fn: Callable[..., Any]) -> Any:
 
 
 def get(refs: list[Any]) -> list[Any]:
-    return list(_ray().get(refs))
+    ray = _ray()
+    with lost_as_worker_died(ray, "a shard's task"):
+        return list(ray.get(refs))

@@ -84,6 +84,16 @@ def exit_status(reason: str | None) -> int:
     return 128 + int(signal.Signals[reason]) if reason and reason.startswith("SIG") else 0
 
 
+class SignalledEnd(KeyboardInterrupt):
+    """SIGTERM where a run cannot stop between units (``selfplay --out-shared``): it ends at
+    once, as a second Ctrl-C does, and the command exits 128 + ``signum``."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+        self.said = f"ended by {signal.Signals(signum).name}"  # cli.main's line
+
+
 class WorkerDied(RuntimeError):
     """A worker process ended while it played a unit (killed, out of memory, a crash in a
     native library): the run cannot be completed and says so instead of waiting forever."""
