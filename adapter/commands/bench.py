@@ -17,7 +17,7 @@ BENCHES = {"shanten": "shanten", "log": "log", "arena": "arena", "botzone": "bot
            "mjai": "mjai", "mc": "mc", "review": "review", "commentary": "review",
            "ray": "ray", "nn": "nn", "serve": "serve", "selfplay": "selfplay",
            "logkeep": "logkeep", "view": "view", "viewstop": "viewstop", "think": "think",
-           "idleread": "idleread"}
+           "idleread": "idleread", "outsidestart": "outsidestart"}
 DESCRIPTION = "Each bench takes only its own options: mjbot bench NAME -h."
 
 

@@ -1,5 +1,6 @@
 """The keeper of one outside program, on Linux: ``python -I -S keeper.py PROGRAM ARGS...``
-(the seat imports it and calls :func:`main` instead, process.KEEPER: its cached bytecode).
+(the seat imports it and calls :func:`main` instead, process.KEEPER: its cached bytecode, with
+the seat's pid, whose death it answers).
 
 A process group does not hold what a program starts: a helper that calls ``setsid`` (a
 daemon's double fork) leaves it, is re-parented to init and outlived every arena, eating a
@@ -223,13 +224,30 @@ def _drain(pipe: int, kept: Kept) -> None:
         kept.add(chunk)
 
 
-def main(argv: list[str]) -> None:
+def _die_with(parent: int) -> None:
+    """Have the kernel send us SIGTERM when ``parent`` (the seat's process, whose pid we were
+    given) dies, however it dies: a SIGKILL included. Set here, after the exec, not by the
+    seat between its fork and our exec (code there made subprocess fork the seat whole, page
+    tables and all, where vfork needs none): if the seat died before the setting, we are
+    someone else's child by now, and we end (SIGTERM: blocked until our handler is in place,
+    so it is taken as the seat's would be) without starting the program. A pid given is
+    never our parent's by chance: a process we are handed to was there before ours died."""
+    _PRCTL(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    if os.getppid() != parent:
+        _exit_as(None)
+
+
+def main(argv: list[str], parent: int | None = None) -> None:
+    """Run program ``argv`` (see the module docstring); ``parent``: the pid of the process
+    that started us (the seat's), whose death ends the program's tree (none by hand)."""
     if not argv:
         os.write(2, b"keeper: no program to run\n")
         os._exit(CANNOT_START)
     _PRCTL(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})  # until the program runs
     signal.signal(signal.SIGTERM, _asked_to_end)
+    if parent is not None:
+        _die_with(parent)
     status: int | None = None
     keeper = os.getpid()
     errors, into_errors = os.pipe()  # the program's stderr (neither is inherited by an exec)
