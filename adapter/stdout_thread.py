@@ -38,6 +38,7 @@ class StdoutWriter:
         self._stream = stream
         self._fd = _fileno(stream)
         self._encoding = getattr(stream, "encoding", None) or "utf-8"
+        self._errors = getattr(stream, "errors", None) or "strict"  # as the stream encodes
         self._items: queue.SimpleQueue[tuple[bytes, Settle]] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
 
@@ -62,9 +63,40 @@ class StdoutWriter:
                 loop.call_soon_threadsafe(settle, error)
 
         self._start()
-        self._items.put((text.encode(self._encoding), settle_threadsafe))
-        async with asyncio.timeout(limit):
-            await done
+        self._items.put((text.encode(self._encoding, self._errors), settle_threadsafe))
+        # asyncio.wait, as adapter/thinking/thinker.py's within: the mjai.app upload carries
+        # this module to Python 3.10 (no asyncio.timeout; wait_for raises asyncio's own
+        # TimeoutError there, and on 3.11 swallows a stop that lands as the wait ends)
+        try:
+            await asyncio.wait({done}, timeout=limit)
+        finally:
+            if not done.done():  # given up (its limit, a stop): the thread tells nobody
+                done.cancel()
+        if done.cancelled():
+            raise TimeoutError(f"none taken for {limit:g} s")
+        done.result()
+
+    def write_now(self, text: str, limit: float | None) -> None:
+        """The same for a synchronous session (the mjai stdin form): the calling thread waits
+        for the write, for at most ``limit`` seconds. A signal handler that raises (a stop)
+        ends the wait, as it ends a blocked write."""
+        if self._fd is None:
+            self._stream.write(text)
+            self._stream.flush()
+            return
+        done = threading.Event()
+        errors: list[OSError | None] = []
+
+        def settle(error: OSError | None) -> None:
+            errors.append(error)
+            done.set()
+
+        self._start()
+        self._items.put((text.encode(self._encoding, self._errors), settle))
+        if not done.wait(limit):
+            raise TimeoutError(f"none taken for {limit:g} s")
+        if errors[0] is not None:
+            raise errors[0]
 
     def _start(self) -> None:
         if self._thread is not None:

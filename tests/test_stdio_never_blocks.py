@@ -34,24 +34,32 @@ def _unread(fd: int) -> int:
     return int.from_bytes(count, sys.byteorder)
 
 
-def _start_with_unread_stdout(tmp_path: Path, *options: str) \
-        -> tuple[subprocess.Popen[bytes], int]:
-    """`mjbot ntpu --stdio` in a game, its stdout a pipe nobody reads, sent /ready checks
-    whose replies are more than the pipe holds; returned once the pipe is full (the bytes
-    unread leave no room for one more reply). Returns the process and the pipe's read end."""
+NTPU = (["ntpu", "--stdio"], GAME.encode(), b"/ready\n", READY_REPLY)
+# mjai.app's form: every line an array of events, each answered ("none" to an empty one)
+MJAI_NONE = b'{"type": "none"}\n'
+MJAI = (["mjai"], b'[{"type": "start_game", "id": 0}]\n', b"[]\n", MJAI_NONE)
+
+
+def _start_with_unread_stdout(tmp_path: Path, form: tuple[list[str], bytes, bytes, bytes],
+                              *options: str) -> tuple[subprocess.Popen[bytes], int]:
+    """The command (``form``: its words, the lines that start a game, a line each of whose
+    copies is answered with ``reply``) in a game, its stdout a pipe nobody reads, sent more
+    lines than the pipe holds replies to; returned once the pipe is full (no room for one
+    more reply). Returns the process and the pipe's read end."""
+    words, game, line, reply = form
     read_end, write_end = os.pipe()
-    proc = subprocess.Popen([sys.executable, "-m", "adapter.cli", "ntpu", "--stdio",
+    proc = subprocess.Popen([sys.executable, "-m", "adapter.cli", *words,
                              "--log-dir", str(tmp_path), *options],
                             stdin=subprocess.PIPE, stdout=write_end, stderr=subprocess.PIPE)
     os.close(write_end)
     assert proc.stdin is not None
     size = fcntl.fcntl(read_end, fcntl.F_GETPIPE_SZ)
-    proc.stdin.write(GAME.encode() + b"/ready\n" * (2 * size // len(READY_REPLY)))
-    proc.stdin.flush()  # the bot reads it all (its stdin thread): this never blocks long
+    proc.stdin.write(game + line * (2 * size // len(reply)))
+    proc.stdin.flush()  # the bot reads it (a thread, or the pipe holds the rest): no block
     # a full pipe: every page of it holds as many replies as fit (a reply is never split
     # across pages: each write of one goes whole into the last page, or into a fresh one)
     page = resource.getpagesize()
-    full = size // page * (page // len(READY_REPLY) * len(READY_REPLY))
+    full = size // page * (page // len(reply) * len(reply))
     give_up = time.monotonic() + GUARD
     while _unread(read_end) < full and proc.poll() is None:
         assert time.monotonic() < give_up, "the pipe never filled"
@@ -83,7 +91,7 @@ def test_a_stop_ends_ntpu_stdio_whose_referee_stopped_reading(tmp_path: Path,
     the interrupted write was retried): the process ran on until killed, its game log without
     its footer. A thread writes the replies now: the stop ends it at once, 128 + the signal,
     and the game's log says it was stopped."""
-    proc, read_end = _start_with_unread_stdout(tmp_path)
+    proc, read_end = _start_with_unread_stdout(tmp_path, NTPU)
     try:
         proc.send_signal(signum)
         code, err = _finish(proc)
@@ -102,7 +110,7 @@ def test_a_reply_not_taken_within_the_reply_limit_ends_the_session(tmp_path: Pat
     """A referee that stops reading without closing the pipe, and neither stops us: the
     session hung for ever. A reply it has not taken within --reply-limit (30 s by default)
     ends it as a closed stdout does: one line, exit 1, the game logged as unfinished."""
-    proc, read_end = _start_with_unread_stdout(tmp_path, "--reply-limit", "0.5")
+    proc, read_end = _start_with_unread_stdout(tmp_path, NTPU, "--reply-limit", "0.5")
     try:
         code, err = _finish(proc)  # stdin stays open: only the limit can end it
     finally:
@@ -114,6 +122,43 @@ def test_a_reply_not_taken_within_the_reply_limit_ends_the_session(tmp_path: Pat
     assert "Traceback" not in err and "Exception ignored" not in err
     (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
     assert replayer.summarize(replayer.load(str(path)))["unfinished"]
+
+
+def test_an_mjai_answer_not_taken_within_the_reply_limit_ends_the_session(
+        tmp_path: Path) -> None:
+    """`mjbot mjai` (mjai.app's stdin form) whose referee stops reading without closing the
+    pipe: the answer's write blocked for ever. One not taken within --reply-limit (2 s by
+    default, mjai.app's own limit on an answer) ends the session: one line, exit 1, the
+    game logged as unfinished."""
+    proc, read_end = _start_with_unread_stdout(tmp_path, MJAI, "--reply-limit", "0.5")
+    try:
+        code, err = _finish(proc)  # stdin stays open: only the limit can end it
+    finally:
+        os.close(read_end)
+    assert code == 1, err[-2000:]
+    said = [line for line in err.splitlines() if line.startswith("mjbot mjai:")]
+    assert said == ["mjbot mjai: the referee went away: it stopped reading our answers "
+                    "(stdout: none taken for 0.5 s)"]
+    assert "Traceback" not in err and "Exception ignored" not in err
+    (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
+    log = read_log(path)
+    assert log.footer is not None and log.footer.result.get("unfinished") is True
+
+
+def test_a_stop_still_ends_mjai_stdin_whose_referee_stopped_reading(tmp_path: Path) -> None:
+    """The mjai stdin form is synchronous: its stop's handler raises in the waiting thread,
+    which SIGTERM ended before (the interrupted write) and must still end now that a thread
+    writes (the wait for it): 143 at once, the game logged as stopped."""
+    proc, read_end = _start_with_unread_stdout(tmp_path, MJAI, "--reply-limit", "600")
+    try:
+        proc.send_signal(signal.SIGTERM)
+        code, err = _finish(proc)
+    finally:
+        os.close(read_end)
+    assert code == 143 and "mjbot mjai: stopped (SIGTERM)" in err, err[-2000:]
+    (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
+    log = read_log(path)
+    assert log.footer is not None and log.footer.result.get("stopped") is True
 
 
 LINES = f"/ready\n{GAME}/mo 171\n/ask throw\n/exit\n/close\n"
