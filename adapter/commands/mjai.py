@@ -34,6 +34,9 @@ def register(sub: Any) -> None:
     mj.add_argument("--idle-limit", type=positive_seconds, default=180.0, metavar="SECONDS",
                     help="TCP: give the line up when the server sends nothing for this long "
                     "in a game (default 180: its own limit is 60 s per player's answer)")
+    mj.add_argument("--reply-limit", type=positive_seconds, default=None, metavar="SECONDS",
+                    help="stdin form: end the session when the referee takes no answer of ours "
+                    "for this long while its pipe is full (default 2: mjai.app's limit)")
     add_log_options(mj, "game logs (default $MJBOT_LOG_DIR or logs)", "write no game logs")
     mj.add_argument("player_id", nargs="?", type=int, help="mjai.app passes the seat; the "
                     "start_game event says it too, and wins where the two differ (a warning "
@@ -46,13 +49,23 @@ def cmd_mjai(args: argparse.Namespace) -> int:
     import signal
 
     from adapter.hostport import parse_host_port
-    from adapter.platforms.mjai import MjaiBot, MjaiSettings, run_stdio, run_tcp
+    from adapter.platforms.mjai import (
+        REPLY_LIMIT,
+        MjaiBot,
+        MjaiSettings,
+        RefereeGone,
+        run_stdio,
+        run_tcp,
+    )
     from adapter.session import Stopped, until_signalled
     from adapter.thinking.worker_process import start_server_for
 
     require_policy(args.policy)
     if args.player_id is not None and not 0 <= args.player_id <= 3:
         raise UserInputError(f"player_id (our seat) must be 0..3, got {args.player_id}")
+    if args.reply_limit is not None and args.server is not None:
+        raise UserInputError("--reply-limit goes with the stdin form (the limit on a referee "
+                             "that stops reading our stdout), not --server")
     warn_tight_budget([args.policy], args.budget)
     bot = MjaiBot(MjaiSettings(policy=args.policy, budget=args.budget, name=args.name,
                                room=args.room, log_dir=log_folder(args.log_dir, args.no_log),
@@ -64,7 +77,10 @@ def cmd_mjai(args: argparse.Namespace) -> int:
 
         before = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
         try:
-            summary = run_stdio(bot)
+            summary = run_stdio(bot, reply_limit=args.reply_limit or REPLY_LIMIT)
+        except RefereeGone as exc:  # its game logged as unfinished (run_stdio's finally)
+            print(f"mjbot mjai: {exc}", file=sys.stderr)
+            return 1
         except Stopped as stopped:
             return stopped_status(args, stopped)
         finally:  # a signal after the session is not raised where nothing catches it

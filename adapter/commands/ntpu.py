@@ -44,6 +44,9 @@ def register(sub: Any) -> None:
     n.add_argument("--idle-limit", type=positive_seconds, default=None, metavar="SECONDS",
                    help="TCP: give the line up when the server sends nothing for this long "
                    "inside a hand (default: wait; NTPU publishes no limit of its own)")
+    n.add_argument("--reply-limit", type=positive_seconds, default=None, metavar="SECONDS",
+                   help="--stdio: end the session when the referee takes no reply of ours for "
+                   "this long while its pipe is full (default 30)")
     add_log_options(n, "game logs (default $MJBOT_LOG_DIR or logs)", "write no game logs")
     n.set_defaults(handler=cmd_ntpu)
 
@@ -81,7 +84,7 @@ def cmd_ntpu(args: argparse.Namespace) -> int:
     import asyncio
 
     from adapter.hostport import parse_host_port
-    from adapter.platforms.ntpu import NtpuBot, NtpuSettings, run_stdio, run_tcp
+    from adapter.platforms.ntpu import REPLY_LIMIT, NtpuBot, NtpuSettings, run_stdio, run_tcp
     from adapter.session import Stopped, until_signalled
     from adapter.thinking.worker_process import start_server_for
     from protocols.tiles import NtpuTiles, TileError
@@ -95,13 +98,16 @@ def cmd_ntpu(args: argparse.Namespace) -> int:
     if args.idle_limit is not None and server is None:
         raise UserInputError("--idle-limit goes with --server (the stdin form waits for its "
                              "referee's lines as long as its input is open)")
+    if args.reply_limit is not None and server is not None:
+        raise UserInputError("--reply-limit goes with --stdio (the limit on a referee that "
+                             "stops reading our stdout)")
     settings = NtpuSettings(policy=args.policy, budget=args.budget, tiles=tiles,
                             log_dir=log_folder(args.log_dir, args.no_log),
                             write_log=not args.no_log)
     warn_tight_budget([args.policy], args.budget, settings.margin)
     bot = NtpuBot(settings)
-    main = run_stdio(bot) if server is None else run_tcp(*server, bot, args.connect_timeout,
-                                                          args.idle_limit)
+    main = (run_stdio(bot, args.reply_limit or REPLY_LIMIT) if server is None
+            else run_tcp(*server, bot, args.connect_timeout, args.idle_limit))
     start_server_for([args.policy])  # before the loop: see its docstring
     try:
         summary = asyncio.run(until_signalled(bot, main))

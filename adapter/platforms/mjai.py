@@ -33,6 +33,7 @@ from adapter.session import (
     idle_limited,
     serve_lines,
 )
+from adapter.stdout_thread import StdoutWriter
 from brain.brain import Answer as BrainAnswer
 from brain.brain import Brain, safest_action
 from brain.rules import rules_for
@@ -51,6 +52,9 @@ DEFAULT_BUDGET = 1.5  # mjai.app allows 2 s per answer
 # each answered before the next: in a game it is never silent much longer than that. Silence
 # for three times as long is a server (or a line) that died without closing the connection.
 IDLE_LIMIT = 180.0
+# the stdin form: seconds an answer may wait for the referee to take it (only where the pipe
+# is full): mjai.app's own limit on an answer; one not taken by then is late there anyway
+REPLY_LIMIT = 2.0
 
 
 @dataclass
@@ -310,18 +314,31 @@ def _text_lines(stream: Any) -> Iterator[tuple[str, int]]:
         yield raw.decode("utf-8", errors="replace"), cut
 
 
-def run_stdio(bot: MjaiBot, stdin: Any = None, stdout: Any = None) -> SessionSummary:
-    """mjai.app: a line of events in, one answer line out, until the input ends."""
+class RefereeGone(ConnectionError):
+    """The stdin form's referee took none of an answer within the reply limit: it stopped
+    reading without closing our stdout (a stalled harness, a full pipe)."""
+
+
+def run_stdio(bot: MjaiBot, stdin: Any = None, stdout: Any = None,
+              reply_limit: float | None = REPLY_LIMIT) -> SessionSummary:
+    """mjai.app: a line of events in, one answer line out, until the input ends. An answer
+    is written by a thread (adapter/stdout_thread.py) and waited for up to ``reply_limit``
+    seconds: a referee that has not taken it by then (its pipe full: 64 KiB of our answers
+    unread) raises :class:`RefereeGone`, where the write blocked for ever (the game log
+    closed as unfinished, as at any end)."""
     stdin = stdin or sys.stdin
-    stdout = stdout or sys.stdout
+    out = StdoutWriter(stdout or sys.stdout)
     try:
         for line, cut in _text_lines(stdin):
             if cut:
                 bot.error(f"a line of {cut} bytes, over the {STDIN_LINE_LIMIT}-byte limit: "
                           f"read as its first {STDIN_LINE_LIMIT} bytes")
             if line.strip():
-                stdout.write(reply_line(bot, line.rstrip("\n")))
-                stdout.flush()
+                try:
+                    out.write_now(reply_line(bot, line.rstrip("\n")), reply_limit)
+                except TimeoutError as exc:  # an OSError (EPIPE among them) otherwise
+                    raise RefereeGone("the referee went away: it stopped reading our "
+                                      f"answers (stdout: {exc})") from None
     finally:
         bot.close()
     return bot.summary

@@ -39,6 +39,7 @@ from adapter.session import (
     idle_limited,
     serve_lines,
 )
+from adapter.stdout_thread import StdoutWriter
 from brain.brain import Answer, Brain, safest_action
 from brain.rules import rules_for
 from brain.state import TableState
@@ -54,6 +55,11 @@ log = structlog.get_logger("mjbot.ntpu")
 
 DEFAULT_BUDGET = 2.0  # seconds per decision (the servers publish none; a lab client uses 2.5)
 DEFAULT_MARGIN = 0.3
+# the stdin form: seconds a reply may wait for the referee to take it (it waits only where the
+# pipe is full: 64 KiB of our replies unread). NTPU publishes no limit; the longest any referee
+# we know gives a reply is 30 s (ntpu-server's first /ready, while a client starts up): a reply
+# not taken by then is late by every referee's clock, and the referee is gone
+REPLY_LIMIT = 30.0
 
 
 @dataclass
@@ -335,12 +341,15 @@ async def run_tcp(host: str, port: int, bot: NtpuBot, connect_timeout: float = 1
             await writer.wait_closed()
 
 
-async def run_stdio(bot: NtpuBot) -> SessionSummary:
+async def run_stdio(bot: NtpuBot, reply_limit: float | None = REPLY_LIMIT) -> SessionSummary:
     """The original wrapper form: server lines on stdin, replies on stdout, the first taken
     once the session's worker is ready (or after 10 s, said). Stdin is read by a
     daemon thread of its own, from the raw descriptor: a read still blocked when the session
     is stopped holds nothing up (``asyncio.to_thread``'s was waited for at the loop's close,
-    so a Ctrl-C while the referee was silent hung until its next line)."""
+    so a Ctrl-C while the referee was silent hung until its next line). Replies are written by
+    one too (adapter/stdout_thread.py), so that a referee that stops reading holds up no more
+    than its reply: one it has not taken within ``reply_limit`` seconds (its pipe full) ends
+    the session as a referee that closed our stdout does."""
     loop = asyncio.get_running_loop()
     chunks: asyncio.Queue[bytes] = asyncio.Queue()
     fd = sys.stdin.fileno()
@@ -374,23 +383,26 @@ async def run_stdio(bot: NtpuBot) -> SessionSummary:
             chunks.put_nowait(b"")
         return data
 
+    out = StdoutWriter(sys.stdout)
+
     async def write(text: str) -> None:
         try:
-            sys.stdout.write(text)
-            sys.stdout.flush()
+            await out.write(text, reply_limit)
+        except TimeoutError:  # (an OSError too) its pipe full, and none of it read meanwhile
+            raise referee_went_away(bot, f"none taken for {reply_limit:g} s") from None
         except OSError as exc:  # EPIPE: the referee closed its end of our stdout
-            raise referee_went_away(bot, exc) from None
+            raise referee_went_away(bot, exc.strerror or type(exc).__name__) from None
 
     return await run_session(read, write, bot)
 
 
-def referee_went_away(bot: NtpuBot, exc: OSError) -> ConnectionError:
-    """A reply the stdin form's referee no longer reads: noted on ``bot`` (the command exits 1
+def referee_went_away(bot: NtpuBot, why: str) -> ConnectionError:
+    """A reply the stdin form's referee no longer reads (``why``: its end of our stdout
+    closed, or nothing taken within the reply limit): noted on ``bot`` (the command exits 1
     saying so; a lost ``/ready`` answer ended the session as its input's end does, exit 0, as
     after a finished match), and stdout pointed at /dev/null, so that the interpreter's last
     flush of the reply still buffered prints no second error."""
-    bot.referee_gone = ("the referee went away: it stopped reading our replies "
-                        f"(stdout: {exc.strerror or type(exc).__name__})")
+    bot.referee_gone = f"the referee went away: it stopped reading our replies (stdout: {why})"
     with contextlib.suppress(OSError, ValueError):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
