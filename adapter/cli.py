@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         handler: Handler = args.handler
         return handler(args)
     except UserInputError as exc:
-        report_user_error(args, exc)
+        tell(args, str(exc), "bad input")  # one line, JSON where JSON logs were asked for
         return 2
     except BrokenPipeError:  # `mjbot replay LOG | head -1`: the reader has what it wanted
         return closed_stdout()
@@ -133,17 +133,6 @@ def closed_stdout() -> int:
     os.dup2(devnull, sys.stdout.fileno())
     os.close(devnull)
     return 128 + signal.SIGPIPE
-
-
-def report_user_error(args: argparse.Namespace, exc: UserInputError) -> None:
-    """Print the mistake once: a JSON log line when JSON logs were asked for (a service reads
-    them), else one plain line for the person at the terminal or reading the pipe."""
-    if args.log_json:
-        from adapter.commands import log
-
-        log().error("bad input", command=args.command_path, error=str(exc))
-    else:
-        print(f"mjbot {args.command_path}: {exc}", file=sys.stderr)
 
 
 if __name__ == "__main__":

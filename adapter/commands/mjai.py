@@ -79,7 +79,7 @@ def cmd_mjai(args: argparse.Namespace) -> int:
         try:
             summary = run_stdio(bot, reply_limit=args.reply_limit or REPLY_LIMIT)
         except RefereeGone as exc:  # its game logged as unfinished (run_stdio's finally)
-            print(f"mjbot mjai: {exc}", file=sys.stderr)
+            tell(args, str(exc))
             return 1
         except Stopped as stopped:
             return stopped_status(args, stopped)
