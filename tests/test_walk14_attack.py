@@ -1,0 +1,92 @@
+"""What a hostile peer or a crafted file does to what mjbot exposes (walk14): each attack that
+found a defect, on real files, real subprocesses and real sockets on loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import subprocess
+import sys
+from pathlib import Path
+
+import aiohttp
+import msgpack
+
+from adapter.serve.status import StatusServer
+from replay import logzip
+from tests.log_samples import log_frames
+from tests.viewer_fixtures import platform_game
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def gzip_bomb(sound: Path, path: Path, inflated: int) -> Path:
+    """A compressed log that is ``sound``'s header and then its smallest frame again and again,
+    some ``inflated`` bytes of them: gzip packs it about 400 to 1 (our logs pack 11 to 1), so
+    a small file is a huge log to read (each frame some 370 bytes of Python objects)."""
+    frames = [msgpack.packb(f, use_bin_type=True) for f in log_frames(sound)]
+    small = min(frames[1:-1], key=len)
+    body = frames[0] + small * (inflated // len(small))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(gzip.compress(body, 9))
+    assert len(body) > 100 * path.stat().st_size
+    return path
+
+
+def test_a_gzip_bomb_is_refused_in_one_line_by_replay(tmp_path: Path) -> None:
+    """`mjbot replay` on a 40 KB compressed log that inflates to 16 MB of one small frame
+    repeated read it whole (2 s and 145 MB for that one; a 2.4 MB file inflates to 1 GB and
+    took some 14 GB to read, to say only that the game was unfinished). Refused in one line
+    now, exit 2, before more than the bound was inflated."""
+    bomb = gzip_bomb(platform_game(tmp_path / "sound.mjlog.msgpack"),
+                     tmp_path / "bomb.mjlog.msgpack.gz", 16 << 20)
+    done = subprocess.run([sys.executable, "-m", "adapter.cli", "replay", str(bomb)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert "decompression bomb" in line and str(bomb) in line
+
+
+def test_the_bound_leaves_our_logs_and_big_ones_alone(tmp_path: Path) -> None:
+    """Our own logs, compressed, read back whole; data that packs tightly but inflates to no
+    more than FREE_INFLATED reads whatever its ratio; past it, the bound is a ratio."""
+    sound = platform_game(tmp_path / "sound.mjlog.msgpack")
+    data = sound.read_bytes()
+    assert logzip.inflate(gzip.compress(data)) == data
+    zeros = bytes(logzip.FREE_INFLATED)
+    assert logzip.inflate(gzip.compress(zeros)) == zeros
+    try:
+        logzip.inflate(gzip.compress(zeros + b"\0"))
+    except logzip.Unreadable as exc:
+        assert "decompression bomb" in str(exc)
+    else:
+        raise AssertionError("a bomb one byte past the bound was read")
+    assert logzip.inflated_bound(11 << 20) == logzip.MAX_INFLATED
+
+
+def test_a_gzip_bomb_in_the_log_folder_is_a_422_and_the_list_goes_on(tmp_path: Path) -> None:
+    """The viewer (serve's, or `mjbot view`'s) on a folder holding a bomb: its game is the
+    422 of a file no reader takes (it read the whole of it first), and the list and the
+    sound game beside it answer."""
+    root = tmp_path / "logs"
+    sound = platform_game(root / "sound.mjlog.msgpack")
+    gzip_bomb(sound, root / "bomb.mjlog.msgpack.gz", 16 << 20)
+
+    async def run() -> None:
+        server = StatusServer(roots=[str(root)])
+        url = await server.start("127.0.0.1", 0)
+        try:
+            async with aiohttp.ClientSession() as http:
+                async with http.get(f"{url}api/games") as listed:
+                    assert listed.status == 200
+                    names = {g["name"] for g in (await listed.json())["games"]}
+                assert names == {"sound.mjlog.msgpack", "bomb.mjlog.msgpack.gz"}
+                async with http.get(f"{url}api/games/0~bomb.mjlog.msgpack.gz") as game:
+                    assert game.status == 422, await game.text()
+                async with http.get(f"{url}api/games/0~sound.mjlog.msgpack") as game:
+                    assert game.status == 200
+        finally:
+            await server.stop()
+
+    asyncio.run(run())
