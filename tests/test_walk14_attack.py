@@ -4,15 +4,23 @@ found a defect, on real files, real subprocesses and real sockets on loopback.""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
+import re
+import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import aiohttp
 import msgpack
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from adapter.serve.status import StatusServer
+from protocols.codec import ProtocolError
+from protocols.tenhou import parse_tag
 from replay import logzip
 from tests.log_samples import log_frames
 from tests.viewer_fixtures import platform_game
@@ -90,3 +98,72 @@ def test_a_gzip_bomb_in_the_log_folder_is_a_422_and_the_list_goes_on(tmp_path: P
             await server.stop()
 
     asyncio.run(run())
+
+
+def hostile_server(replies: list[bytes]) -> tuple[socket.socket, threading.Thread]:
+    """A TCP server on loopback that answers a client's first bytes with ``replies``, one
+    connection, then closes it."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            conn.recv(65536)
+            for reply in replies:
+                conn.sendall(reply)
+            conn.shutdown(socket.SHUT_WR)
+            with contextlib.suppress(OSError):
+                while conn.recv(65536):
+                    pass
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return listener, thread
+
+
+def test_a_tenhou_tag_of_a_million_spaces_is_one_line_not_a_hang(tmp_path: Path) -> None:
+    """A Tenhou server (or whoever sits on its plain TCP line) sends, after HELO, one
+    NUL-framed tag of 1 MB of spaces (the most the client's TagStream holds). The tag
+    pattern backtracked through every way to share the spaces among its parts: 64 KB took 8
+    s, this one more than the ten minutes we waited, the event loop held throughout, so the
+    client did not even end on SIGTERM (and in `mjbot serve` every session and the status
+    page stood still). Read linearly now: one 'not a tag' line, and the client ends when
+    the server closes."""
+    listener, thread = hostile_server([b'<HELO uname="%4E%6F%4E%61%6D%65"/>\0',
+                                       b"<A" + b" " * (1 << 20) + b"x>\0"])
+    with listener:
+        port = listener.getsockname()[1]
+        # a limit far past the fixed client's second, for a hang only
+        done = subprocess.run([sys.executable, "-m", "adapter.cli", "tenhou", "--server",
+                               f"127.0.0.1:{port}", "--games", "1", "--no-log"],
+                              capture_output=True, text=True, cwd=ROOT, timeout=120)
+        thread.join(timeout=10)
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
+    assert done.stderr.count('"tenhou: bad server input"') == 1
+    assert "not a tag" in done.stderr
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(st.lists(st.sampled_from(['<', '>', '/', ' ', '"', '=', 'a', 'B', '1', '_', '-', '\t',
+                                 '\u3000', 'é', ' a="1"', '<T12/>']), max_size=16))
+def test_the_tag_reader_reads_what_the_pattern_did(pieces: list[str]) -> None:
+    """parse_tag, read a piece at a time, takes and refuses what the one pattern it replaced
+    took and refused (here as the oracle, on texts short enough for it)."""
+    def by_pattern(text: str) -> tuple[str, dict[str, str]] | None:
+        m = OLD_TAG.match(text.strip())
+        return None if m is None else (m.group(1), dict(OLD_ATTR.findall(m.group(2))))
+
+    text = "".join(pieces)
+    for candidate in (text, "<" + text, text + "/>", "<" + text + ">"):
+        try:
+            tag = parse_tag(candidate)
+            got: tuple[str, dict[str, str]] | None = (tag.name, tag.attrs)
+        except ProtocolError:
+            got = None
+        assert got == by_pattern(candidate), candidate
+
+
+OLD_TAG = re.compile(r'^<\s*([A-Za-z][A-Za-z0-9]*)((?:\s+[A-Za-z_][\w-]*\s*=\s*"[^"<>]*")*)'
+                     r'\s*/?\s*>$')
+OLD_ATTR = re.compile(r'([A-Za-z_][\w-]*)\s*=\s*"([^"<>]*)"')
