@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gzip
+import json
 import re
 import socket
 import subprocess
@@ -19,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from adapter.serve.status import StatusServer
-from protocols.codec import ProtocolError
+from protocols.codec import ProtocolError, load_json
 from protocols.tenhou import parse_tag
 from replay import logzip
 from tests.log_samples import log_frames
@@ -167,3 +168,34 @@ def test_the_tag_reader_reads_what_the_pattern_did(pieces: list[str]) -> None:
 OLD_TAG = re.compile(r'^<\s*([A-Za-z][A-Za-z0-9]*)((?:\s+[A-Za-z_][\w-]*\s*=\s*"[^"<>]*")*)'
                      r'\s*/?\s*>$')
 OLD_ATTR = re.compile(r'([A-Za-z_][\w-]*)\s*=\s*"([^"<>]*)"')
+
+
+def test_a_number_of_5000_digits_from_the_mjai_server_is_one_line(tmp_path: Path) -> None:
+    """An mjai server whose event holds an integer of 5000 digits: json.loads refuses it
+    with a plain ValueError (Python's 4300-digit limit), not the JSONDecodeError every reader
+    of outside JSON caught, and `mjbot mjai` (mjai.app's stdin form) ended with a traceback,
+    its game lost. It is a line that is not JSON now, answered none, and the game goes on."""
+    lines = ['[{"type":"start_game","id":0}]',
+             '[{"type":"start_kyoku","bakaze":"E","dora_marker":"1m","kyoku":' + "1" * 5000
+             + "}]",
+             '[{"type":"end_game"}]']
+    done = subprocess.run([sys.executable, "-m", "adapter.cli", "mjai", "0", "--no-log"],
+                          input="\n".join(lines) + "\n", capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+    assert "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert done.returncode == 0
+    assert done.stdout.splitlines() == ['{"type": "none"}'] * 3
+    (bad,) = [line for line in done.stderr.splitlines() if "mjai: bad input" in line]
+    assert "a number with too many digits" in bad
+
+
+def test_every_reader_of_outside_json_takes_a_too_long_number_as_not_json() -> None:
+    """load_json, which the platform clients, the outside seats and the Botzone bot read
+    with: a JSONDecodeError, as for any other text that is not JSON."""
+    try:
+        load_json("[" + "7" * 5000 + "]")
+    except json.JSONDecodeError as exc:
+        assert exc.msg == "a number with too many digits"
+    else:
+        raise AssertionError("read")
+    assert load_json("[" + "7" * 4000 + "]") == [int("7" * 4000)]
