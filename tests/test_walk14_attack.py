@@ -19,7 +19,9 @@ import msgpack
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from adapter.platforms.mjai import MjaiBot, MjaiSettings
 from adapter.serve.status import StatusServer
+from adapter.session import KEPT_ERRORS, LOGGED_ERRORS
 from protocols.codec import ProtocolError, load_json
 from protocols.tenhou import parse_tag
 from replay import logzip
@@ -199,3 +201,40 @@ def test_every_reader_of_outside_json_takes_a_too_long_number_as_not_json() -> N
     else:
         raise AssertionError("read")
     assert load_json("[" + "7" * 4000 + "]") == [int("7" * 4000)]
+
+
+def test_a_server_sending_only_junk_is_not_a_line_each_nor_kept_each(tmp_path: Path) -> None:
+    """A Tenhou server that sends 5,000 tags the client cannot read (100,000 took it 6 s):
+    each was an error line (100,000 lines in the journal of `mjbot serve`) and a message kept
+    in the session's summary for as long as the line stayed up. The first 20 are a line
+    each, then one line a minute with the last and the count since, and one as the session
+    ends with the rest: 5,000 counted, some 22 lines."""
+    junk = 5000
+    listener, thread = hostile_server([b'<HELO uname="%4E%6F%4E%61%6D%65"/>\0',
+                                       b"<ZZ/>\0" * junk])
+    with listener:
+        port = listener.getsockname()[1]
+        done = subprocess.run([sys.executable, "-m", "adapter.cli", "tenhou", "--server",
+                               f"127.0.0.1:{port}", "--games", "1", "--no-log"],
+                              capture_output=True, text=True, cwd=ROOT, timeout=120)
+        thread.join(timeout=10)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    said = [json.loads(line) for line in done.stderr.splitlines()
+            if '"tenhou: bad server input' in line]
+    assert len(said) <= LOGGED_ERRORS + 3, len(said)
+    assert said[-1]["total"] == junk
+    assert LOGGED_ERRORS + sum(line.get("count", 0) for line in said[LOGGED_ERRORS:]) == junk
+
+
+def test_a_session_keeps_its_first_errors_and_counts_the_rest() -> None:
+    """The summary's messages are the first KEPT_ERRORS; ``error_count`` (the footers', the
+    closing lines') counts every one."""
+    bot = MjaiBot(MjaiSettings(write_log=False))
+    try:
+        for n in range(KEPT_ERRORS * 3):
+            assert bot.handle(json.dumps({"type": f"teleport{n}"})) == '{"type": "none"}'
+        assert len(bot.summary.errors) == KEPT_ERRORS
+        assert "teleport0" in bot.summary.errors[0]
+        assert bot.summary.error_count == KEPT_ERRORS * 3
+    finally:
+        bot.close()
