@@ -238,3 +238,18 @@ def test_a_session_keeps_its_first_errors_and_counts_the_rest() -> None:
         assert bot.summary.error_count == KEPT_ERRORS * 3
     finally:
         bot.close()
+
+
+def test_a_transcript_of_helo_openings_is_refused_at_once(tmp_path: Path) -> None:
+    """A file that opens as a Tenhou client transcript (``Send: <HELO ``) and then holds
+    16,000 more ``<HELO `` and no ``>`` (96 KB): the search for the login's name scanned the
+    rest of the file from each of them, and `mjbot replay` (as the viewer's build, holding
+    the interpreter) was still at it after two minutes. Each is scanned to the end of its
+    own tag now: refused in one line, exit 2."""
+    crafted = tmp_path / "helo.log"
+    crafted.write_text("Send: <HELO " + "<HELO " * 16000 + "\n")
+    done = subprocess.run([sys.executable, "-m", "adapter.cli", "replay", str(crafted)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    (line,) = done.stderr.strip().splitlines()
+    assert "no game in it" in line
