@@ -41,8 +41,20 @@ class SessionSummary:
     # (not-ready, late) apart from the policy's failing (failed, illegal) and the table's
     kinds: dict[str, int] = field(default_factory=dict)
     reconnects: int = 0
+    # the first KEPT_ERRORS errors; ``errors_more`` counts the rest (a server that sends
+    # nothing but junk would grow the list for as long as the line stays up)
     errors: list[str] = field(default_factory=list)
+    errors_more: int = 0
     finished: bool = False  # the platform ended the session (/close, the last game's BYE)
+
+    @property
+    def error_count(self) -> int:
+        return len(self.errors) + self.errors_more
+
+
+KEPT_ERRORS = 100  # error messages a session keeps (SessionSummary.errors)
+LOGGED_ERRORS = 20  # errors a session logs one line each; past them, one line ERROR_LINE_EVERY
+ERROR_LINE_EVERY = 60.0  # seconds, with the count since the last line
 
 
 class Stopped(BaseException):
@@ -262,6 +274,8 @@ class PlatformSession:
         self.stop_requested = False  # a stop (a signal, serve's) came: a game it cuts says so
         self.finished_games: list[dict[str, Any]] = []  # see game_logged
         self.line_lost: str | None = None  # why we gave the line up (SilentLine), if we did
+        self._unlogged_errors = 0  # errors past LOGGED_ERRORS since the last line said them
+        self._next_error_line = 0.0  # time.monotonic() of the next such line
 
     def give_up_line(self, silence: SilentLine) -> None:
         """The server fell silent past the idle limit: the line is given up, and said so."""
@@ -295,9 +309,28 @@ class PlatformSession:
 
     def error(self, message: str, **context: Any) -> None:
         """Input we could not read (or a table we cannot follow): counted, logged with the
-        reason, and noted in the game log; the session goes on."""
-        self.summary.errors.append(message)
-        self.log.error(f"{self.platform}: {self.error_event}", error=message, **context)
+        reason, and noted in the game log; the session goes on. The first LOGGED_ERRORS are
+        a line each; past them, one line a minute says the last with the count since (a
+        server sending 100,000 bad tags in 6 s was 100,000 lines, and as many messages
+        kept)."""
+        summary = self.summary
+        if len(summary.errors) < KEPT_ERRORS:
+            summary.errors.append(message)
+        else:
+            summary.errors_more += 1
+        event = f"{self.platform}: {self.error_event}"
+        if summary.error_count <= LOGGED_ERRORS:
+            self.log.error(event, error=message, **context)
+        else:
+            self._unlogged_errors += 1
+            now = time.monotonic()
+            if now >= self._next_error_line:
+                self.log.error(f"{event} (past {LOGGED_ERRORS}, one line a minute: the last, "
+                               "and how many since the last line)", error=message,
+                               count=self._unlogged_errors, total=summary.error_count,
+                               **context)
+                self._unlogged_errors = 0
+                self._next_error_line = now + ERROR_LINE_EVERY
         if self.game_log is not None:
             self.game_log.event(ev.PlatformNotice(f"error: {message}"))
 
@@ -338,6 +371,11 @@ class PlatformSession:
         self.finish_game()
         self.thinker.close()
         self.brain.close()
+        if self._unlogged_errors:  # the errors since the last of error()'s minute lines
+            self.log.error(f"{self.platform}: {self.error_event} (past {LOGGED_ERRORS}: how "
+                           "many since the last line, as the session ends)",
+                           count=self._unlogged_errors, total=self.summary.error_count)
+            self._unlogged_errors = 0
 
 
 class CodecSession(PlatformSession):

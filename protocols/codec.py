@@ -41,12 +41,20 @@ def raw_text(raw: Any) -> str:
 
 def load_json(text: str | bytes) -> Any:
     """``json.loads`` for input from outside: JSON nested too deeply for the parser (it raises
-    RecursionError, not a decode error) is a :class:`json.JSONDecodeError` like any other."""
+    RecursionError, not a decode error), or holding an integer too long for Python to convert
+    (a plain ValueError), is a :class:`json.JSONDecodeError` like any other."""
     try:
         return json.loads(text)
-    except RecursionError:
+    except json.JSONDecodeError:
+        raise
+    except (RecursionError, ValueError) as exc:
+        # ValueError: an integer of more digits than Python converts (4300 by default,
+        # sys.get_int_max_str_digits), which every caller's ``except JSONDecodeError`` missed:
+        # the mjai bot ended with a traceback on one such number from its server
+        why = "nested too deeply" if isinstance(exc, RecursionError) else \
+            "a number with too many digits"
         doc = text if isinstance(text, str) else text.decode("utf-8", errors="replace")
-        raise json.JSONDecodeError("nested too deeply", doc[:RAW_SHOWN], 0) from None
+        raise json.JSONDecodeError(why, doc[:RAW_SHOWN], 0) from None
 
 
 class ProtocolError(ValueError):

@@ -81,18 +81,34 @@ class Tag:
         return format_tag(self)
 
 
-_TAG_RE = re.compile(r'^<\s*([A-Za-z][A-Za-z0-9]*)((?:\s+[A-Za-z_][\w-]*\s*=\s*"[^"<>]*")*)'
-                     r'\s*/?\s*>$')
-_ATTR_RE = re.compile(r'([A-Za-z_][\w-]*)\s*=\s*"([^"<>]*)"')
+# A tag is read a piece at a time, each piece anchored where the last ended: one pattern
+# for the whole tag (its attributes' run, then ``\s*/?\s*>$``) backtracked through every way
+# to share a run of spaces between its parts, and a tag of 64 KB of spaces from the server
+# took 8 s to refuse (a NUL-framed 1 MB one, the most TagStream holds, half an hour), the
+# event loop (and in `mjbot serve` every session and the status page) held meanwhile
+_TAG_NAME = re.compile(r"<\s*([A-Za-z][A-Za-z0-9]*)")
+_TAG_ATTR = re.compile(r'\s+([A-Za-z_][\w-]*)\s*=\s*"([^"<>]*)"')
 _TAGS_IN_TEXT = re.compile(r"<[^<>]*>")
 
 
 def parse_tag(text: str) -> Tag:
+    """``<NAME a="1" b="2"/>`` (the slash optional, spaces around the parts); MalformedMessage
+    for anything else. Linear in the text's length (see _TAG_NAME)."""
     raw = text.strip()
-    m = _TAG_RE.match(raw)
+    inside = raw[:-1].rstrip()  # the closing ``>`` off, then the spaces before it
+    if inside.endswith("/"):
+        inside = inside[:-1]
+    m = _TAG_NAME.match(inside) if raw.endswith(">") else None
     if m is None:
         raise MalformedMessage("not a tag", raw)
-    return Tag(m.group(1), dict(_ATTR_RE.findall(m.group(2))))
+    attrs: dict[str, str] = {}
+    at = m.end()
+    while (a := _TAG_ATTR.match(inside, at)) is not None:
+        attrs[a.group(1)] = a.group(2)
+        at = a.end()
+    if inside[at:].strip():  # neither an attribute nor the spaces before the end
+        raise MalformedMessage("not a tag", raw)
+    return Tag(m.group(1), attrs)
 
 
 def format_tag(tag: Tag) -> str:

@@ -22,6 +22,12 @@ MAGIC = b"\x1f\x8b"
 LEVEL = 6
 CHUNK = 1 << 16
 MAX_INFLATED = 1 << 30  # a log is a few hundred KB; more than this is no log of ours
+# Our logs pack about 11 to 1 (a 37 MB match log as a one-hand one); gzip can pack 1,000 to 1.
+# Past MAX_RATIO times its size, and past FREE_INFLATED, gzip data is refused as no game log (a
+# decompression bomb): a 2.4 MB file of one small frame repeated inflated to 1 GB and its
+# frames took some 14 GB to read (a 24 KB one: 10 MB inflated, 145 MB, 2 s)
+MAX_RATIO = 100
+FREE_INFLATED = 1 << 23  # what inflates to no more than this is read whatever its ratio
 
 
 class Unreadable(ValueError):
@@ -38,27 +44,42 @@ def is_gzip(data: bytes) -> bool:
 
 def inflate(data: bytes) -> bytes:
     """gzip ``data`` unpacked (other data as it is). A cut or damaged stream gives what came
-    before the cut; Unreadable where nothing came."""
+    before the cut; Unreadable where nothing came, and where it inflates past
+    :func:`inflated_bound` (a decompression bomb), found before that much is held."""
     if not is_gzip(data):
         return data
     unpacker = zlib.decompressobj(wbits=31)
     out: list[bytes] = []
     size = 0
+    bound = inflated_bound(len(data))
     for at in range(0, len(data), CHUNK):
         try:
-            piece = unpacker.decompress(data[at:at + CHUNK], MAX_INFLATED - size)
+            # one byte past the bound: data that inflates to exactly it is read
+            piece = unpacker.decompress(data[at:at + CHUNK], bound + 1 - size)
         except zlib.error as exc:
             if not out:
                 raise Unreadable(f"damaged gzip data ({exc})") from None
             break  # damaged: what came before it
         out.append(piece)
         size += len(piece)
-        if unpacker.eof or size >= MAX_INFLATED:
+        if size > bound:
+            if bound == MAX_INFLATED:  # a huge log: what fits is read, as before
+                return b"".join(out)[:bound]
+            raise Unreadable(f"gzip data of {len(data)} bytes that inflates past {bound} "
+                             f"({MAX_RATIO} times its size, which no game log packs to: a "
+                             "decompression bomb?)")
+        if unpacker.eof:  # (below the bound, each chunk is inflated whole)
             break
     if not size and not unpacker.eof:  # cut before its first byte: not an empty file
         raise Unreadable(f"gzip data cut short after {len(data)} bytes, before anything "
                          "inflates (a copy cut off?)")
     return b"".join(out)
+
+
+def inflated_bound(packed: int) -> int:
+    """The most bytes gzip data of ``packed`` bytes may inflate to: MAX_RATIO times its size,
+    FREE_INFLATED at least, MAX_INFLATED at most (a log bigger than that is read up to it)."""
+    return min(MAX_INFLATED, max(FREE_INFLATED, MAX_RATIO * packed))
 
 
 def read_bytes(path: str | Path) -> bytes:
@@ -123,6 +144,9 @@ def compress(path: str | Path, level: int = LEVEL) -> Path:
         return target
     packed = gzip.compress(data, level, mtime=int(before.st_mtime))
     packed = _named(packed, path.name)
+    if len(data) > inflated_bound(len(packed)):  # never met: our logs pack about 11 to 1
+        raise Changed(f"{path} packs more than {MAX_RATIO} to 1, which the readers would "
+                      "refuse as a decompression bomb: left plain")
     if inflate(packed) != data:  # never: zlib is exact; but nothing is removed unchecked
         raise Changed(f"{path}: the compressed copy does not read back the same")
     tmp = path.with_name(f".{path.name}{GZ}.tmp")

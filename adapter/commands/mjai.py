@@ -103,7 +103,7 @@ def cmd_mjai(args: argparse.Namespace) -> int:
     log().info("mjai: session over", games=summary.games, answers=summary.answers,
                 decisions=summary.decisions, fallbacks=summary.fallbacks,
                 fallback_kinds=summary.kinds,
-                errors=len(summary.errors))
+                errors=summary.error_count)
     if args.server is not None and not summary.finished:  # a dropped line fails, as in ntpu's
         said = f" (its last error: {bot.server_error})" if bot.server_error else ""
         tell(args, f"{bot.how_the_line_ended()} before end_game{said}")

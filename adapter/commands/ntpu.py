@@ -122,7 +122,7 @@ def cmd_ntpu(args: argparse.Namespace) -> int:
     log().info("ntpu: session over", games=summary.games, hands=summary.hands,
                 decisions=summary.decisions, fallbacks=summary.fallbacks,
                 fallback_kinds=summary.kinds,
-                errors=len(summary.errors), closed_by_server=summary.finished)
+                errors=summary.error_count, closed_by_server=summary.finished)
     if bot.referee_gone is not None:  # --stdio: a reply met the closed pipe
         tell(args, str(bot.referee_gone))
         return 1

@@ -144,7 +144,7 @@ def cmd_tenhou(args: argparse.Namespace) -> int:
     log().info("tenhou: session over", games=summary.games, hands=summary.hands,
                 decisions=summary.decisions, fallbacks=summary.fallbacks,
                 fallback_kinds=summary.kinds,
-                reconnects=summary.reconnects, errors=len(summary.errors))
+                reconnects=summary.reconnects, errors=summary.error_count)
     return 0 if summary.finished else 1
 
 

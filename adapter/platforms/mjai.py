@@ -225,7 +225,7 @@ class MjaiBot(CodecSession):
         self.finish_game(tuple(self.state.scores))
 
     def finish_game(self, scores: tuple[int, ...] = ()) -> None:
-        result = self.cut_game({"errors": len(self.summary.errors)},
+        result = self.cut_game({"errors": self.summary.error_count},
                                cut=not self.state.game_over)
         path = self.close_log(Footer(result, scores))
         if path is not None:

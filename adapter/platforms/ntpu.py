@@ -197,7 +197,7 @@ class NtpuBot(CodecSession):
         dropped = (self.ending and (self.close_owed or self.referee_gone is not None)
                    and not self.summary.finished)
         result = self.cut_game({"hands": self.state.hand_count,
-                                "errors": len(self.summary.errors)},
+                                "errors": self.summary.error_count},
                                cut=self.state.round_active or not self.state.hand_count
                                or dropped)
         # the server sends no scores: ours, for a game played out with every win valued, in

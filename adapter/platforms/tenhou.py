@@ -494,7 +494,7 @@ class TenhouBot(PlatformSession):
             self.game_log.event(ev.PlatformNotice(
                 f"abandoned: the server began a new game; last known scores {ended.scores}"))
             path = self.close_log(Footer({"hands": self.game_hands, "abandoned": True,
-                                          "errors": len(self.summary.errors)}, ended.scores))
+                                          "errors": self.summary.error_count}, ended.scores))
             log.warning("tenhou: game abandoned by the server", path=str(path))
 
     def _game_lost(self) -> None:
@@ -511,7 +511,7 @@ class TenhouBot(PlatformSession):
         scores = tuple(self.state.scores)  # the last known
         self.state = TableState("riichi", self.state.seat)  # no hand in play any more
         path = self.close_log(Footer({"hands": self.game_hands, "abandoned": True,
-                                      "errors": len(self.summary.errors)}, scores))
+                                      "errors": self.summary.error_count}, scores))
         log.warning("tenhou: game lost while the line was down", path=str(path))
 
     def _end_game(self) -> list[Tag]:
@@ -519,7 +519,7 @@ class TenhouBot(PlatformSession):
         self.in_game = False
         self._release_held()
         path = self.close_log(Footer({"hands": self.game_hands,
-                                      "errors": len(self.summary.errors)},
+                                      "errors": self.summary.error_count},
                                      tuple(self.state.scores)))
         if path is not None:
             log.info("tenhou: game logged", path=str(path))
