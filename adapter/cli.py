@@ -33,7 +33,7 @@ from adapter.commands import (
     tools,
     usage_error_as_json,
 )
-from adapter.logging_setup import configure_logging, configure_plain_logging
+from adapter.logging_setup import configure_logging, configure_plain_logging, json_asked
 
 # what a write meets when the disk (or the quota, the file size limit) is full or the mount is
 # read-only: said in one line, where a traceback told the user nothing more
@@ -137,8 +137,10 @@ def closed_stdout() -> int:
 
 def report_user_error(args: argparse.Namespace, exc: UserInputError) -> None:
     """Print the mistake once: a JSON log line when JSON logs were asked for (a service reads
-    them), else one plain line for the person at the terminal or reading the pipe."""
-    if args.log_json:
+    them), else one plain line for the person at the terminal or reading the pipe. JSON only
+    where JSON logging was set up (`mjbot botzone` keeps plain lines, and structlog unconfigured
+    writes to stdout, its answer channel)."""
+    if json_asked():
         from adapter.commands import log
 
         log().error("bad input", command=args.command_path, error=str(exc))

@@ -36,3 +36,15 @@ def test_an_interrupted_botzone_bot_under_log_json_writes_nothing_on_its_answer_
     assert done.returncode == 130, done.stderr[-2000:]
     assert done.stdout == ""
     assert done.stderr.splitlines() == ["mjbot botzone: interrupted"]
+
+
+def test_a_botzone_bot_refusing_its_options_under_log_json_writes_nothing_on_stdout():
+    """The same for a refused option value: report_user_error wrote 'bad input' through the
+    unconfigured structlog, on stdout."""
+    done = subprocess.run([PY, "-m", "adapter.cli", "--log-json", "botzone", "--policy",
+                           "nosuch"], capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stdout == ""
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("mjbot botzone: unknown policy 'nosuch'"), line
