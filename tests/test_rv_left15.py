@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -48,3 +49,33 @@ def test_a_botzone_bot_refusing_its_options_under_log_json_writes_nothing_on_std
     assert done.stdout == ""
     (line,) = done.stderr.splitlines()
     assert line.startswith("mjbot botzone: unknown policy 'nosuch'"), line
+
+
+def _first_line_then_stop(*args: str) -> tuple[str, str]:
+    """The first stderr line of ``mjbot ARGS`` (a server announcing its port), then the rest
+    once SIGTERM stopped it."""
+    proc = subprocess.Popen([PY, "-m", "adapter.cli", *args], stderr=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True)
+    assert proc.stderr is not None
+    try:
+        first = proc.stderr.readline()
+    finally:
+        proc.terminate()
+        rest = proc.communicate(timeout=60)[1]
+    return first, rest
+
+
+def test_the_local_servers_waiting_lines_are_json_under_log_json():
+    """ntpu-server's and tenhou-server's 'waiting for ... clients on HOST:PORT' stayed plain
+    under --log-json, where left15 made the mjai-tcp seat's like line JSON: the one line a
+    script reads for the port (--port 0) was the one a log collector could not parse."""
+    for args, clients in ((("ntpu-server", "--clients", "external", "--hands", "1"), 4),
+                          (("tenhou-server", "--games", "1"), 1)):
+        first, _ = _first_line_then_stop("--log-json", *args, "--port", "0", "--no-log")
+        line = json.loads(first)
+        assert line["event"] == "waiting for clients" and line["command"] == args[0], line
+        assert line["clients"] == clients and line["address"].startswith("127.0.0.1:"), line
+        assert int(line["address"].rpartition(":")[2]) > 0
+        # without --log-json: the plain line, as tests/test_cli.py reads it
+        plain, _ = _first_line_then_stop(*args, "--port", "0", "--no-log")
+        assert plain.startswith(f"mjbot {args[0]}: waiting for "), plain
