@@ -79,3 +79,20 @@ def test_the_local_servers_waiting_lines_are_json_under_log_json():
         # without --log-json: the plain line, as tests/test_cli.py reads it
         plain, _ = _first_line_then_stop(*args, "--port", "0", "--no-log")
         assert plain.startswith(f"mjbot {args[0]}: waiting for "), plain
+
+
+def test_a_stop_by_the_early_handler_is_json_under_log_json():
+    """A SIGTERM that meets the CLI's first handler (adapter/early_stop.py: a command's first
+    second, and all of tenhou-server's run, which sets none of its own) said the plain
+    'mjbot tenhou-server: stopped (SIGTERM)' under --log-json, where left15 says a signal's
+    stop is one JSON line ('event': 'stopped')."""
+    first, rest = _first_line_then_stop("--log-json", "tenhou-server", "--games", "1",
+                                        "--port", "0", "--no-log")
+    assert json.loads(first)["event"] == "waiting for clients"
+    (line,) = [json.loads(x) for x in rest.splitlines()]
+    assert line["event"] == "stopped" and line["level"] == "error", line
+    assert line["command"] == "tenhou-server" and line["error"] == "stopped (SIGTERM)", line
+    assert line["timestamp"].endswith("Z")
+    _, plain = _first_line_then_stop("tenhou-server", "--games", "1", "--port", "0",
+                                     "--no-log")
+    assert plain.splitlines() == ["mjbot tenhou-server: stopped (SIGTERM)"]
