@@ -73,6 +73,15 @@ def _command(argv: Sequence[str]) -> str:
     return ""
 
 
+def json_line(event: str, level: str, **fields: object) -> str:
+    """One JSON log line as structlog's renderer writes it under ``--log-json`` (``fields``,
+    ``event``, ``level``, an ISO ``timestamp`` in UTC), with its newline: for a signal
+    handler, which writes with ``os.write`` rather than log through structlog."""
+    now = time.time()
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1e6):06d}Z"
+    return json.dumps({**fields, "event": event, "level": level, "timestamp": stamp}) + "\n"
+
+
 def _stopped(signum: int, _frame: FrameType | None) -> None:
     if os.getpid() != _State.pid:
         # a child forked before it set a handler of its own: the default, as it had
@@ -82,11 +91,8 @@ def _stopped(signum: int, _frame: FrameType | None) -> None:
     name = f"mjbot {_State.name}" if _State.name else "mjbot"
     line = f"{name}: stopped ({signal.Signals(signum).name})\n"
     if _State.json:  # as adapter.commands.stopped_status says it under --log-json
-        now = time.time()
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1e6):06d}Z"
-        line = json.dumps({"command": _State.name or None,
-                           "error": f"stopped ({signal.Signals(signum).name})",
-                           "event": "stopped", "level": "error", "timestamp": stamp}) + "\n"
+        line = json_line("stopped", "error", command=_State.name or None,
+                         error=f"stopped ({signal.Signals(signum).name})")
     with contextlib.suppress(OSError):  # no stderr to say it on: the exit status says it
         os.write(2, line.encode())
     # then killed by the signal, as the default did: an exit 143 (_exit) read as a failure

@@ -96,3 +96,34 @@ def test_a_stop_by_the_early_handler_is_json_under_log_json():
     _, plain = _first_line_then_stop("tenhou-server", "--games", "1", "--port", "0",
                                      "--no-log")
     assert plain.splitlines() == ["mjbot tenhou-server: stopped (SIGTERM)"]
+
+
+# an arena's (or selfplay's, league's) stop asked by a real SIGTERM while the run is under way:
+# the note its StopRequest handler writes, with JSON logging set up as `mjbot --log-json` does
+STOPPING = """
+import os, signal, sys
+from adapter.logging_setup import configure_logging
+from adapter.local.stopping import StopRequest
+
+configure_logging(sys.argv[1] == "json")
+stop = StopRequest(command="arena")
+with stop.on_signals():
+    os.kill(os.getpid(), signal.SIGTERM)
+assert stop() == "SIGTERM"
+"""
+
+
+def test_an_arena_asked_to_stop_says_so_in_json_under_log_json():
+    """'mjbot --log-json arena' sent SIGTERM wrote an empty line and the plain 'mjbot arena:
+    stopping (SIGTERM) with what has finished' among its JSON lines (a real run showed it)."""
+    done = subprocess.run([PY, "-c", STOPPING, "json"], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (line,) = [json.loads(x) for x in done.stderr.splitlines()]
+    assert line["event"] == "stopping with what has finished", line
+    assert line["command"] == "arena" and line["signal"] == "SIGTERM", line
+    assert line["level"] == "warning" and line["timestamp"].endswith("Z"), line
+    plain = subprocess.run([PY, "-c", STOPPING, "plain"], capture_output=True, text=True,
+                           timeout=60)
+    assert plain.stderr.split("\n") == ["", "mjbot arena: stopping (SIGTERM) with what has "
+                                        "finished", ""], plain.stderr
