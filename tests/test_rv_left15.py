@@ -127,3 +127,19 @@ def test_an_arena_asked_to_stop_says_so_in_json_under_log_json():
                            timeout=60)
     assert plain.stderr.split("\n") == ["", "mjbot arena: stopping (SIGTERM) with what has "
                                         "finished", ""], plain.stderr
+
+
+def test_an_in_process_main_under_log_json_leaves_no_json_behind(capsys):
+    """left15's json_asked() is process-wide, and tests/conftest.py's restore of the logging
+    setup left it as main() set it: after an in-process `main(["--log-json", ...])` (as
+    tests/test_cli.py runs one) every later test in that worker saw JSON asked, and a stop
+    note, a tell() line or the mjai-tcp seat's wait line of its own came out as JSON."""
+    from adapter.cli import main
+    from adapter.logging_setup import json_asked
+    from tests.in_process import logging_restored
+
+    with logging_restored():
+        assert main(["--log-json", "demo"]) == 0
+        assert json_asked()
+    assert not json_asked()
+    capsys.readouterr()
