@@ -15,9 +15,11 @@ imports the CLI (the tests call its main). Only the standard library: nothing ru
 from __future__ import annotations
 
 import contextlib
+import json  # here, not in the handler: a signal met inside the CLI's own import of json
 import os
 import signal
 import sys
+import time
 from collections.abc import Sequence
 from types import FrameType
 
@@ -32,6 +34,7 @@ NESTED = {"dataset": ("import", "stats"), "models": ("train", "eval"),
 class _State:
     pid = 0  # the process that installed it (a forked child inherits the handler)
     name = ""  # the command, for the line
+    json = False  # `mjbot --log-json ...`: the line is a JSON log line, as the command's are
 
 
 def install(argv: Sequence[str]) -> None:
@@ -40,7 +43,21 @@ def install(argv: Sequence[str]) -> None:
     words: ``nn iterate``, ``bench`` for ``bench idleread``, as the command names itself)."""
     _State.pid = os.getpid()
     _State.name = _command(argv)
+    _State.json = _json_asked(argv)
     signal.signal(signal.SIGTERM, _stopped)
+
+
+def _json_asked(argv: Sequence[str]) -> bool:
+    """Whether ``--log-json`` (an option of `mjbot` itself) comes before the command."""
+    words = iter(argv)
+    for word in words:
+        if word == "--log-json":
+            return True
+        if word == "--log-level":
+            next(words, None)
+        elif not word.startswith("-"):
+            return False
+    return False
 
 
 def _command(argv: Sequence[str]) -> str:
@@ -56,6 +73,15 @@ def _command(argv: Sequence[str]) -> str:
     return ""
 
 
+def json_line(event: str, level: str, **fields: object) -> str:
+    """One JSON log line as structlog's renderer writes it under ``--log-json`` (``fields``,
+    ``event``, ``level``, an ISO ``timestamp`` in UTC), with its newline: for a signal
+    handler, which writes with ``os.write`` rather than log through structlog."""
+    now = time.time()
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1e6):06d}Z"
+    return json.dumps({**fields, "event": event, "level": level, "timestamp": stamp}) + "\n"
+
+
 def _stopped(signum: int, _frame: FrameType | None) -> None:
     if os.getpid() != _State.pid:
         # a child forked before it set a handler of its own: the default, as it had
@@ -64,6 +90,9 @@ def _stopped(signum: int, _frame: FrameType | None) -> None:
         return
     name = f"mjbot {_State.name}" if _State.name else "mjbot"
     line = f"{name}: stopped ({signal.Signals(signum).name})\n"
+    if _State.json:  # as adapter.commands.stopped_status says it under --log-json
+        line = json_line("stopped", "error", command=_State.name or None,
+                         error=f"stopped ({signal.Signals(signum).name})")
     with contextlib.suppress(OSError):  # no stderr to say it on: the exit status says it
         os.write(2, line.encode())
     # then killed by the signal, as the default did: an exit 143 (_exit) read as a failure

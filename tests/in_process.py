@@ -23,16 +23,21 @@ import structlog
 @contextlib.contextmanager
 def logging_restored() -> Iterator[None]:
     """What `mjbot`'s logging setup changes process-wide (structlog's configuration, the root
-    logger's handlers and level) comes back after the block."""
+    logger's handlers and level, whether --log-json was given: ``json_asked``) comes back
+    after the block."""
+    from adapter import logging_setup
+
     saved = structlog.get_config()
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
+    asked = logging_setup._JSON_ASKED[0]
     try:
         yield
     finally:
         structlog.configure(**saved)
         root.handlers[:] = handlers
         root.setLevel(level)
+        logging_setup._JSON_ASKED[0] = asked
 
 
 def _exit_status(args: tuple[str, ...]) -> int:

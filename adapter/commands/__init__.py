@@ -108,8 +108,12 @@ def tell(args: Any, text: str, event: str = "run failed") -> None:
     """One line for the user about the run (a server not there, no client, a stop): under
     ``--log-json`` a JSON log line (``event``, ``command``, ``error``), as the session's own
     lines are, so that a log collector reads every line; else ``mjbot COMMAND: text`` on
-    stderr, for the person at the terminal."""
-    if getattr(args, "log_json", None):
+    stderr, for the person at the terminal. JSON only where JSON logging was set up
+    (``json_asked``): `mjbot botzone` keeps plain lines under ``--log-json``, and structlog
+    unconfigured writes to stdout, a Botzone bot's answer channel."""
+    from adapter.logging_setup import json_asked
+
+    if json_asked():
         log().error(event, command=args.command_path, error=text)
     else:
         print(f"mjbot {args.command_path}: {text}", file=sys.stderr)

@@ -136,6 +136,7 @@ def cmd_ntpu_server(args: argparse.Namespace) -> int:
     import signal
 
     from adapter.fakes.ntpu_server import MatchNotStarted, run_match
+    from adapter.logging_setup import json_asked
     from adapter.session import Stopped
     from brain.policies import POLICIES
 
@@ -157,7 +158,12 @@ def cmd_ntpu_server(args: argparse.Namespace) -> int:
             print(f"\r{done}/{total} hands", end="", file=sys.stderr, flush=True)
 
     def listening(port: int) -> None:
-        if args.clients == "external":
+        if args.clients != "external":
+            return
+        if json_asked():  # --log-json: every line a log collector reads is JSON
+            log().warning("waiting for clients", command=args.command_path,
+                          address=f"{args.host}:{port}", clients=4)
+        else:
             print(f"mjbot ntpu-server: waiting for four clients on {args.host}:{port}",
                   file=sys.stderr, flush=True)
 

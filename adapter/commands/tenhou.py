@@ -150,13 +150,18 @@ def cmd_tenhou(args: argparse.Namespace) -> int:
 
 def cmd_tenhou_server(args: argparse.Namespace) -> int:
     from adapter.fakes.tenhou_serve import CLOSE_GRACE, serve
+    from adapter.logging_setup import json_asked
 
     require_policy(args.policy)
     require_writable(args.json, "--json")
 
     def listening(port: int) -> None:
-        print(f"mjbot tenhou-server: waiting for {args.humans} client(s) per table on "
-              f"{args.host}:{port}", file=sys.stderr, flush=True)
+        if json_asked():  # --log-json: every line a log collector reads is JSON
+            log().warning("waiting for clients", command=args.command_path,
+                          address=f"{args.host}:{port}", clients=args.humans)
+        else:
+            print(f"mjbot tenhou-server: waiting for {args.humans} client(s) per table on "
+                  f"{args.host}:{port}", file=sys.stderr, flush=True)
 
     log_dir = log_folder(args.log_dir, args.no_log)
     try:

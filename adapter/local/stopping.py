@@ -22,12 +22,14 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from adapter.early_stop import json_line
 from adapter.local.external.process import (
     WaitAbandoned,
     abandon_waits_when,
     die_with_parent,
     kill_live_groups,
 )
+from adapter.logging_setup import json_asked
 from replay.dataset.stats import stop_reason_text as stop_reason_text  # one wording: re-exported
 
 
@@ -55,6 +57,10 @@ class StopRequest:
         # whose parent was killed outright, its stderr a pipe to it), the error ended that
         # game as a referee error in the dataset
         with contextlib.suppress(OSError):
+            if json_asked():  # --log-json: every line a log collector reads is JSON
+                os.write(2, json_line("stopping with what has finished", "warning",
+                                      command=self.command or None, signal=name).encode())
+                return
             # one wording with the run's other stop lines, and the one SIGTERM in its first
             # second gets: `mjbot arena: stopped (SIGTERM)` (this said `mjbot: SIGTERM: ...`)
             os.write(2, f"\nmjbot{' ' + self.command if self.command else ''}: stopping "
