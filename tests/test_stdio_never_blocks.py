@@ -202,3 +202,38 @@ def test_the_reply_limit_goes_with_the_stdin_form() -> None:
     assert done.stderr.strip().splitlines() == [
         "mjbot ntpu: --reply-limit goes with --stdio (the limit on a referee that stops "
         "reading our stdout)"]
+
+
+def test_an_mjai_answer_to_a_paused_terminal_waits_for_it() -> None:
+    """`mjbot mjai` at a terminal whose output is paused (Ctrl-S; a slow ssh link blocks the
+    same): nobody went away, the user reads. Its answer's write waited for the terminal
+    longer than --reply-limit (2 s by default), and the session ended as if a referee had
+    stopped reading: exit 1, `the referee went away`. The limit holds for a pipe or a socket
+    only: at a terminal (and into a file, on a slow disk) the answer waits as it did."""
+    main, side = pty.openpty()
+    try:
+        termios.tcflow(side, termios.TCOOFF)  # the terminal's output paused: Ctrl-S
+        proc = subprocess.Popen([sys.executable, "-m", "adapter.cli", "mjai", "--no-log",
+                                 "--reply-limit", "0.5"],
+                                stdin=subprocess.PIPE, stdout=side, stderr=subprocess.PIPE)
+        assert proc.stdin is not None
+        proc.stdin.write(MJAI[1] + MJAI[2] * 3)
+        proc.stdin.flush()
+        give_up = time.monotonic() + GUARD
+        while _unread(proc.stdin.fileno()) and proc.poll() is None:  # read: answering now
+            assert time.monotonic() < give_up, "it never read its input"
+            time.sleep(0.05)
+        proc.stdin.close()
+        time.sleep(2.0)  # four times the limit, paused
+        termios.tcflow(side, termios.TCOON)  # Ctrl-Q
+        code, err = _finish(proc)
+        os.set_blocking(main, False)
+        try:
+            shown = os.read(main, 65536).decode().splitlines()
+        except BlockingIOError:  # nothing shown
+            shown = []
+    finally:
+        os.close(main)
+        os.close(side)
+    assert code == 0, err[-2000:]
+    assert shown == [MJAI_NONE.decode().strip()] * 4
