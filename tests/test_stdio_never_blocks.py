@@ -12,10 +12,12 @@ import subprocess
 import sys
 import termios
 import time
+import zipfile
 from pathlib import Path
 
 import pytest
 
+from adapter.platforms.mjai_bundle import build_mjai_bundle
 from replay import replayer
 from replay.log import read_log
 
@@ -41,15 +43,19 @@ MJAI = (["mjai"], b'[{"type": "start_game", "id": 0}]\n', b"[]\n", MJAI_NONE)
 
 
 def _start_with_unread_stdout(tmp_path: Path, form: tuple[list[str], bytes, bytes, bytes],
-                              *options: str) -> tuple[subprocess.Popen[bytes], int]:
+                              *options: str, argv: list[str] | None = None,
+                              cwd: Path | None = None) -> tuple[subprocess.Popen[bytes], int]:
     """The command (``form``: its words, the lines that start a game, a line each of whose
     copies is answered with ``reply``) in a game, its stdout a pipe nobody reads, sent more
     lines than the pipe holds replies to; returned once the pipe is full (no room for one
-    more reply). Returns the process and the pipe's read end."""
+    more reply). Returns the process and the pipe's read end. ``argv``: another command
+    line, run in ``cwd`` (the mjai.app upload's bot.py), in place of the words."""
     words, game, line, reply = form
     read_end, write_end = os.pipe()
-    proc = subprocess.Popen([sys.executable, "-m", "adapter.cli", *words,
-                             "--log-dir", str(tmp_path), *options],
+    if argv is None:
+        argv = [sys.executable, "-m", "adapter.cli", *words, "--log-dir", str(tmp_path),
+                *options]
+    proc = subprocess.Popen(argv, cwd=cwd,
                             stdin=subprocess.PIPE, stdout=write_end, stderr=subprocess.PIPE)
     os.close(write_end)
     assert proc.stdin is not None
@@ -143,6 +149,27 @@ def test_an_mjai_answer_not_taken_within_the_reply_limit_ends_the_session(
     (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
     log = read_log(path)
     assert log.footer is not None and log.footer.result.get("unfinished") is True
+
+
+def test_the_mjai_app_upload_whose_referee_stopped_reading_says_so_in_one_line(
+        tmp_path: Path) -> None:
+    """The upload's bot.py (mjai.app's `python -u bot.py SEAT`, the same stdin form, 2 s)
+    whose stdout filled, nobody reading: it ended in a traceback of RefereeGone. One line
+    now, as `mjbot mjai` says it, and exit 1."""
+    upload = tmp_path / "workspace"
+    with zipfile.ZipFile(build_mjai_bundle(tmp_path / "bundle")) as zf:
+        zf.extractall(upload)
+    proc, read_end = _start_with_unread_stdout(
+        tmp_path, MJAI, argv=[sys.executable, "-u", "bot.py", "0"], cwd=upload)
+    try:
+        code, err = _finish(proc)  # stdin stays open: only the limit can end it
+    finally:
+        os.close(read_end)
+    assert code == 1, err[-2000:]
+    assert "Traceback" not in err, err[-2000:]
+    said = [line for line in err.splitlines() if line.startswith("mjbot")]
+    assert said == ["mjbot: the referee went away: it stopped reading our answers "
+                    "(stdout: none taken for 2 s)"]
 
 
 def test_a_stop_still_ends_mjai_stdin_whose_referee_stopped_reading(tmp_path: Path) -> None:
