@@ -13,6 +13,11 @@ EAGAIN) and with the program that started us (a shell left non-blocking after we
 refuses a regular file (``> replies.txt``). The thread writes to whatever stdout is, with the
 plain blocking writes the loop made before. It is a daemon: a write still blocked when the
 session ends holds nothing up (the process exits; the reply was not taken anyway).
+
+The limit holds only where stdout is a pipe or a socket, where a referee reads it and can stop:
+a terminal paused with Ctrl-S (or a slow ssh link) and a file on a slow disk block a write for
+a while with nobody gone, and the write waits there as it did (the limit, mjai's 2 s, ended
+such a session as a referee that went away).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import asyncio
 import contextlib
 import os
 import queue
+import stat
 import threading
 from collections.abc import Callable
 from typing import TextIO
@@ -31,12 +37,15 @@ Settle = Callable[[OSError | None], None]
 class StdoutWriter:
     """``await write(text, limit)``: ``text`` written whole to ``stream`` (stdout), its
     ``OSError`` raised (EPIPE: the reader closed its end), or TimeoutError where the reader
-    has not taken it all within ``limit`` seconds (None: no limit). Writes keep their order.
+    has not taken it all within ``limit`` seconds (None: no limit; none either where ``stream``
+    is no pipe or socket, a terminal or a file, see the module's docstring). Writes keep their
+    order.
     A stream without a file descriptor (a test's StringIO) never blocks: written in place."""
 
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
         self._fd = _fileno(stream)
+        self._limited = self._fd is not None and _read_by_a_peer(self._fd)
         self._encoding = getattr(stream, "encoding", None) or "utf-8"
         self._errors = getattr(stream, "errors", None) or "strict"  # as the stream encodes
         self._items: queue.SimpleQueue[tuple[bytes, Settle]] = queue.SimpleQueue()
@@ -47,6 +56,8 @@ class StdoutWriter:
             self._stream.write(text)
             self._stream.flush()
             return
+        if not self._limited:
+            limit = None
         loop = asyncio.get_running_loop()
         done: asyncio.Future[None] = loop.create_future()
 
@@ -84,6 +95,8 @@ class StdoutWriter:
             self._stream.write(text)
             self._stream.flush()
             return
+        if not self._limited:
+            limit = None
         done = threading.Event()
         errors: list[OSError | None] = []
 
@@ -125,3 +138,12 @@ def _fileno(stream: TextIO) -> int | None:
         return stream.fileno()
     except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
         return None
+
+
+def _read_by_a_peer(fd: int) -> bool:
+    """``fd`` is a pipe or a socket: a program at its other end reads it, and can stop."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return True  # unknown: limited, as every stdout was
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)

@@ -12,10 +12,12 @@ import subprocess
 import sys
 import termios
 import time
+import zipfile
 from pathlib import Path
 
 import pytest
 
+from adapter.platforms.mjai_bundle import build_mjai_bundle
 from replay import replayer
 from replay.log import read_log
 
@@ -41,15 +43,19 @@ MJAI = (["mjai"], b'[{"type": "start_game", "id": 0}]\n', b"[]\n", MJAI_NONE)
 
 
 def _start_with_unread_stdout(tmp_path: Path, form: tuple[list[str], bytes, bytes, bytes],
-                              *options: str) -> tuple[subprocess.Popen[bytes], int]:
+                              *options: str, argv: list[str] | None = None,
+                              cwd: Path | None = None) -> tuple[subprocess.Popen[bytes], int]:
     """The command (``form``: its words, the lines that start a game, a line each of whose
     copies is answered with ``reply``) in a game, its stdout a pipe nobody reads, sent more
     lines than the pipe holds replies to; returned once the pipe is full (no room for one
-    more reply). Returns the process and the pipe's read end."""
+    more reply). Returns the process and the pipe's read end. ``argv``: another command
+    line, run in ``cwd`` (the mjai.app upload's bot.py), in place of the words."""
     words, game, line, reply = form
     read_end, write_end = os.pipe()
-    proc = subprocess.Popen([sys.executable, "-m", "adapter.cli", *words,
-                             "--log-dir", str(tmp_path), *options],
+    if argv is None:
+        argv = [sys.executable, "-m", "adapter.cli", *words, "--log-dir", str(tmp_path),
+                *options]
+    proc = subprocess.Popen(argv, cwd=cwd,
                             stdin=subprocess.PIPE, stdout=write_end, stderr=subprocess.PIPE)
     os.close(write_end)
     assert proc.stdin is not None
@@ -145,6 +151,27 @@ def test_an_mjai_answer_not_taken_within_the_reply_limit_ends_the_session(
     assert log.footer is not None and log.footer.result.get("unfinished") is True
 
 
+def test_the_mjai_app_upload_whose_referee_stopped_reading_says_so_in_one_line(
+        tmp_path: Path) -> None:
+    """The upload's bot.py (mjai.app's `python -u bot.py SEAT`, the same stdin form, 2 s)
+    whose stdout filled, nobody reading: it ended in a traceback of RefereeGone. One line
+    now, as `mjbot mjai` says it, and exit 1."""
+    upload = tmp_path / "workspace"
+    with zipfile.ZipFile(build_mjai_bundle(tmp_path / "bundle")) as zf:
+        zf.extractall(upload)
+    proc, read_end = _start_with_unread_stdout(
+        tmp_path, MJAI, argv=[sys.executable, "-u", "bot.py", "0"], cwd=upload)
+    try:
+        code, err = _finish(proc)  # stdin stays open: only the limit can end it
+    finally:
+        os.close(read_end)
+    assert code == 1, err[-2000:]
+    assert "Traceback" not in err, err[-2000:]
+    said = [line for line in err.splitlines() if line.startswith("mjbot")]
+    assert said == ["mjbot: the referee went away: it stopped reading our answers "
+                    "(stdout: none taken for 2 s)"]
+
+
 def test_a_stop_still_ends_mjai_stdin_whose_referee_stopped_reading(tmp_path: Path) -> None:
     """The mjai stdin form is synchronous: its stop's handler raises in the waiting thread,
     which SIGTERM ended before (the interrupted write) and must still end now that a thread
@@ -202,3 +229,38 @@ def test_the_reply_limit_goes_with_the_stdin_form() -> None:
     assert done.stderr.strip().splitlines() == [
         "mjbot ntpu: --reply-limit goes with --stdio (the limit on a referee that stops "
         "reading our stdout)"]
+
+
+def test_an_mjai_answer_to_a_paused_terminal_waits_for_it() -> None:
+    """`mjbot mjai` at a terminal whose output is paused (Ctrl-S; a slow ssh link blocks the
+    same): nobody went away, the user reads. Its answer's write waited for the terminal
+    longer than --reply-limit (2 s by default), and the session ended as if a referee had
+    stopped reading: exit 1, `the referee went away`. The limit holds for a pipe or a socket
+    only: at a terminal (and into a file, on a slow disk) the answer waits as it did."""
+    main, side = pty.openpty()
+    try:
+        termios.tcflow(side, termios.TCOOFF)  # the terminal's output paused: Ctrl-S
+        proc = subprocess.Popen([sys.executable, "-m", "adapter.cli", "mjai", "--no-log",
+                                 "--reply-limit", "0.5"],
+                                stdin=subprocess.PIPE, stdout=side, stderr=subprocess.PIPE)
+        assert proc.stdin is not None
+        proc.stdin.write(MJAI[1] + MJAI[2] * 3)
+        proc.stdin.flush()
+        give_up = time.monotonic() + GUARD
+        while _unread(proc.stdin.fileno()) and proc.poll() is None:  # read: answering now
+            assert time.monotonic() < give_up, "it never read its input"
+            time.sleep(0.05)
+        proc.stdin.close()
+        time.sleep(2.0)  # four times the limit, paused
+        termios.tcflow(side, termios.TCOON)  # Ctrl-Q
+        code, err = _finish(proc)
+        os.set_blocking(main, False)
+        try:
+            shown = os.read(main, 65536).decode().splitlines()
+        except BlockingIOError:  # nothing shown
+            shown = []
+    finally:
+        os.close(main)
+        os.close(side)
+    assert code == 0, err[-2000:]
+    assert shown == [MJAI_NONE.decode().strip()] * 4

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 
 from adapter.logging_setup import configure_plain_logging
-from adapter.platforms.mjai import MjaiBot, MjaiSettings, run_stdio
+from adapter.platforms.mjai import MjaiBot, MjaiSettings, RefereeGone, run_stdio
 
 
 def main(argv: list[str], policy: str = "rulebased") -> int:
@@ -28,7 +28,11 @@ def main(argv: list[str], policy: str = "rulebased") -> int:
         policy = "rulebased"
     configure_plain_logging("info")
     bot = MjaiBot(MjaiSettings(policy=policy, seat=int(argv[0]), write_log=False))
-    run_stdio(bot)
+    try:
+        run_stdio(bot)
+    except RefereeGone as exc:  # its stdout full, none of an answer taken: one line, as
+        print(f"mjbot: {exc}", file=sys.stderr)  # `mjbot mjai` says it (it was a traceback)
+        return 1
     return 0
 
 
