@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from adapter.platforms.botzone import KEEP_RUNNING
 from adapter.platforms.botzone_bundle import ROOT, build_botzone_bundle
 from adapter.platforms.mjai_bundle import build_mjai_bundle
 from tests.in_process import mjbot_here
@@ -45,3 +49,23 @@ def test_the_bundle_command_says_so_in_one_line(tmp_path: Path,
         f"mjbot bundle: an mc bundle needs the MCR opponent models: {riichi}/opponents_mcr.npz "
         "holds 'riichi' models, not 'mcr'"]
     assert not (tmp_path / "out" / "mjbot-botzone.zip").exists()
+
+
+def test_a_kept_running_bot_reads_a_pretty_printed_json_first_turn() -> None:
+    """A JSON turn written over several lines (a test file pretty-printed by hand) piped to the
+    kept-running bot, as the upload zip runs by default: its first line alone, ``{``, was
+    taken for the turn (`bad input: JSON input does not parse`, PASS, the process ended),
+    where the one-shot bot read the same file. Read whole now, and the later turns after it."""
+    first = {"requests": ["0 1 1", "1 0 0 0 0 B9 W4 W6 W5 T2 T9 T4 W1 T1 B8 B1 F1 W4",
+                          "3 0 DRAW", "3 0 PLAY B4", "2 W2"],
+             "responses": ["PASS"] * 4, "data": "", "globaldata": ""}
+    text = json.dumps(first, indent=1) + '\n"3 1 PLAY F1"\n3 2 DRAW\n'
+    done = subprocess.run([sys.executable, "-m", "adapter.platforms.botzone_main",
+                           "--keep-running", "--no-log"], input=text, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    turns = done.stdout.split(KEEP_RUNNING + "\n")
+    assert len(turns) == 4 and turns[-1] == "", done.stdout
+    answers = [json.loads(turn) for turn in turns[:-1]]
+    assert answers[0]["response"].startswith("PLAY ") and answers[0]["debug"] == ""
+    assert [a["response"] for a in answers[1:]] == ["PASS", "PASS"]
