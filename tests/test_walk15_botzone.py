@@ -14,6 +14,7 @@ from adapter.platforms.botzone import KEEP_RUNNING
 from adapter.platforms.botzone_bundle import ROOT, build_botzone_bundle
 from adapter.platforms.mjai_bundle import build_mjai_bundle
 from tests.in_process import mjbot_here
+from tests.test_botzone_bundle import bare_python  # noqa: F401  (the fixture)
 
 DATA = ROOT / "brain/data"
 
@@ -69,3 +70,22 @@ def test_a_kept_running_bot_reads_a_pretty_printed_json_first_turn() -> None:
     answers = [json.loads(turn) for turn in turns[:-1]]
     assert answers[0]["response"].startswith("PLAY ") and answers[0]["debug"] == ""
     assert [a["response"] for a in answers[1:]] == ["PASS", "PASS"]
+
+
+def test_the_zip_says_it_writes_no_log_where_one_is_asked_for(
+        tmp_path: Path, bare_python: str) -> None:  # noqa: F811
+    """The upload zip run locally with --log-dir (in Botzone's runtime: numpy and MahjongGB)
+    wrote no log and said nothing; it says so once now, and still nothing where no log was
+    asked for, as Botzone runs it."""
+    bundle = build_botzone_bundle(tmp_path / "dist")
+    asked = subprocess.run([bare_python, str(bundle), "--no-keep-running", "--log-dir",
+                            str(tmp_path / "logs")], input="1\n0 1 1\n\n\n",
+                           capture_output=True, text=True, timeout=60)
+    assert asked.returncode == 0 and asked.stdout.split("\n")[0] == "PASS", asked.stderr
+    assert asked.stderr.splitlines() == [
+        f"mjbot botzone: no game log in {tmp_path / 'logs'}: No module named 'msgpack' (the "
+        "upload zip carries no game-log writer; `mjbot botzone --log-dir DIR` writes one)"]
+    assert not (tmp_path / "logs").exists()
+    plain = subprocess.run([bare_python, str(bundle), "--no-keep-running"],
+                           input="1\n0 1 1\n\n\n", capture_output=True, text=True, timeout=60)
+    assert plain.returncode == 0 and plain.stderr == "" and plain.stdout.startswith("PASS\n")

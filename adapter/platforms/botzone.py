@@ -235,12 +235,17 @@ def open_log(bot: BotzoneBot, data: dict[str, Any], log_dir: str | None,
              requests: list[str]) -> tuple[dict[str, Any], bool]:
     """Open (or continue) this match's game log (``requests``: the match's so far); returns
     the data to keep for the next turn, and whether the log is new (it has none of the
-    earlier turns yet). Without msgpack (the Botzone runtime) there is no log."""
+    earlier turns yet). Without msgpack (the Botzone runtime) there is no log, nor in the
+    upload zip, which carries no ``replay``: said once where ``log_dir`` asked for one (a
+    local run of the zip with --log-dir wrote nothing, without a word)."""
     try:
         import msgpack  # noqa: F401 (replay.log imports it only when a log is written or read)
 
         from replay.log import GameLogWriter, Header, default_log_dir, log_path
-    except ImportError:
+    except ImportError as exc:
+        if log_dir is not None:
+            bot._error(f"no game log in {log_dir}: {exc} (the upload zip carries no "
+                       "game-log writer; `mjbot botzone --log-dir DIR` writes one)")
         return data, False
     path = data.get("log")
     root = log_dir if log_dir is not None else str(default_log_dir())
