@@ -89,3 +89,23 @@ def test_the_zip_says_it_writes_no_log_where_one_is_asked_for(
     plain = subprocess.run([bare_python, str(bundle), "--no-keep-running"],
                            input="1\n0 1 1\n\n\n", capture_output=True, text=True, timeout=60)
     assert plain.returncode == 0 and plain.stderr == "" and plain.stdout.startswith("PASS\n")
+
+
+@pytest.mark.parametrize(("policy", "said"), [
+    ("mc@budget=1", "--policy 'mc@budget=1': the judge's bots keep to Botzone's own time "
+                    "limits; no @budget= here"),
+    ("rulebased@budget=0.5", "--policy 'rulebased@budget=0.5': the judge's bots keep to "
+                             "Botzone's own time limits"),
+    ("botzone:python bot.py", "--policy 'botzone:python bot.py' is an outside program; the "
+                              "judge seats `mjbot botzone` processes"),
+])
+def test_the_judges_policy_is_refused_as_its_policies_are(
+        policy: str, said: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--policy mc@budget=1` was told "unknown key 'budget' ...; a seat's own time limit per
+    decision is POLICY@budget=SECONDS", what was typed, and an outside program an unknown
+    policy, where `--policies` named each for what it is: the same one line now."""
+    done = mjbot_here(capsys, "botzone-judge", "--games", "1", "--modes", "keep",
+                      "--policy", policy)
+    assert done.returncode == 2 and done.stdout == "", done.stdout
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"mjbot botzone-judge: {said}"), lines
