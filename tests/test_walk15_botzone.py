@@ -109,3 +109,22 @@ def test_the_judges_policy_is_refused_as_its_policies_are(
     assert done.returncode == 2 and done.stdout == "", done.stdout
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"mjbot botzone-judge: {said}"), lines
+
+
+@pytest.mark.parametrize("command", [["bundle", "botzone"], ["bench", "botstart"],
+                                     ["bench", "botzone"]])
+def test_a_policys_budget_key_is_not_told_to_be_written_as_typed(
+        command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A command's --policy takes no @budget= (the bot keeps Botzone's own limits): `mjbot
+    bundle botzone --policy mc@budget=1` was refused as "seat 'mc@budget=1': ... a seat's
+    own time limit per decision is POLICY@budget=SECONDS", what had been typed, at no seat.
+    The policy is named as one now, with mc's own words alone; an arena seat keeps the hint
+    (tests/test_cli_bad_values.py)."""
+    out = ["-o", str(tmp_path)] if command[0] == "bundle" else []
+    done = mjbot_here(capsys, *command, "--policy", "mc@budget=1", *out)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        f"mjbot {'bundle' if command[0] == 'bundle' else ' '.join(command)}: policy "
+        "'mc@budget=1': mc: unknown key 'budget'"), lines
+    assert "POLICY@budget=SECONDS" not in done.stderr
