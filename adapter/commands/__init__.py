@@ -433,9 +433,10 @@ def require_torch_device(device: str) -> None:
         raise UserInputError(f"--device {device}: mjbot trains on cpu or cuda")
 
 
-def require_policy(name: str) -> None:
+def require_policy(name: str, seat: bool = False) -> None:
     """Refuse an unknown policy name with the list of known ones (``nn@FILE``: FILE must
-    exist; whether it fits the variant is :func:`require_networks`' question)."""
+    exist; whether it fits the variant is :func:`require_networks`' question). ``seat``: a
+    table's seat, which takes ``@budget=`` after it; a command's ``--policy`` takes none."""
     from brain.policies import MC_OPTIONS_PREFIX, NN_FILE_PREFIX, POLICIES
 
     if name.startswith(NN_FILE_PREFIX):
@@ -448,7 +449,7 @@ def require_policy(name: str) -> None:
         if not options.strip(" ;,"):
             raise UserInputError(f"{name}: no options after mc@ (mc@KEY=VALUE;...; plain mc "
                                  "plays without)")
-        require_mc_options(options, name)
+        require_mc_options(options, name, seat)
         return
     if name not in POLICIES:
         raise UserInputError(f"unknown policy {name!r} (known: {', '.join(sorted(POLICIES))})")
@@ -456,22 +457,27 @@ def require_policy(name: str) -> None:
         require_mc_options()
 
 
-def require_mc_options(options: str = "", seat: str = "") -> None:
+def require_mc_options(options: str = "", seat: str = "", at_a_seat: bool = True) -> None:
     """Refuse a bad ``MJBOT_MC`` (an unknown key, a bad value), or bad ``options`` of the seat
     ``mc@OPTIONS``, in one line naming it and the known keys, before any game starts (else
-    every mc policy built fails with a traceback)."""
+    every mc policy built fails with a traceback). Not ``at_a_seat`` (a command's
+    ``--policy``, which takes no ``@budget=``), it is named as a policy, and a key like
+    ``budget`` gets no hint to write ``POLICY@budget=SECONDS``: `mjbot botzone --policy
+    mc@budget=1` was told to write what it had written."""
     from brain.policies.mc.config import ENV, UnknownKey, from_env, parse
 
     try:
         base = from_env()
     except ValueError as exc:
         raise UserInputError(f"{ENV}={os.environ.get(ENV, '')!r}: {exc}") from None
+    named = f"seat {seat!r}" if at_a_seat else f"policy {seat!r}"
     try:
         parse(options, base)
     except UnknownKey as exc:
-        raise UserInputError(f"seat {seat!r}: {exc}{_seat_budget_hint(exc.key)}") from None
+        hint = _seat_budget_hint(exc.key) if at_a_seat else ""
+        raise UserInputError(f"{named}: {exc}{hint}") from None
     except ValueError as exc:
-        raise UserInputError(f"seat {seat!r}: {exc}") from None
+        raise UserInputError(f"{named}: {exc}") from None
 
 
 def _seat_budget_hint(key: str) -> str:
@@ -533,7 +539,7 @@ def require_seat_name(name: str) -> None:
     try:
         if not is_external(spec):
             policy, _ = split_budget(spec)
-            require_policy(policy)
+            require_policy(policy, seat=True)
             return
         parse_spec(spec)
     except (SpecError, ValueError) as exc:  # UserInputError is a ValueError

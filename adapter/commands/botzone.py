@@ -114,25 +114,37 @@ def judge_seats(text: str | None, policy: str) -> tuple[list[str], list[str]]:
     (one line for a bad name or label), else ``--policy`` in every seat. Each seat is an
     `mjbot botzone` process, so an outside program or an ``@budget=`` (the bot keeps to
     Botzone's own limits) is refused in one line."""
-    from adapter.local.external import is_external
-    from adapter.local.seat import BUDGET_SUFFIX, split_label
+    from adapter.local.seat import split_label
 
     if text is None:
+        # --policy too: an @budget= was told to mc as an unknown key, "a seat's own time
+        # limit per decision is POLICY@budget=SECONDS" (what was typed), an outside program
+        # an unknown policy
+        _judge_seat(f"--policy {policy!r}", policy)
         require_policy(policy)
         return [policy] * 4, [policy] * 4
     seats = four_policies(text)
     policies: list[str] = []
     for seat, name in enumerate(seats):
         spec = split_label(name)[1]  # four_policies checked the label
-        if is_external(spec):
-            raise UserInputError(f"--policies: seat {seat} {name!r} is an outside program; the "
-                                 "judge seats `mjbot botzone` processes (a Botzone bot of your "
-                                 "own plays them at `mjbot arena --variant mcr`, as botzone:CMD)")
-        if BUDGET_SUFFIX in spec:
-            raise UserInputError(f"--policies: seat {seat} {name!r}: the judge's bots keep to "
-                                 "Botzone's own time limits; no @budget= here")
+        _judge_seat(f"--policies: seat {seat} {name!r}", spec)
         policies.append(spec)
     return [split_label(n)[0] for n in seats], policies
+
+
+def _judge_seat(named: str, spec: str) -> None:
+    """UserInputError for what no `mjbot botzone` process of the judge plays (``named`` says
+    which option and seat): an outside program, or an ``@budget=``."""
+    from adapter.local.external import is_external
+    from adapter.local.seat import BUDGET_SUFFIX
+
+    if is_external(spec):
+        raise UserInputError(f"{named} is an outside program; the judge seats `mjbot botzone` "
+                             "processes (a Botzone bot of your own plays them at `mjbot arena "
+                             "--variant mcr`, as botzone:CMD)")
+    if BUDGET_SUFFIX in spec:
+        raise UserInputError(f"{named}: the judge's bots keep to Botzone's own time limits; "
+                             "no @budget= here")
 
 
 def cmd_bundle(args: argparse.Namespace) -> int:

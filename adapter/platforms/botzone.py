@@ -235,12 +235,17 @@ def open_log(bot: BotzoneBot, data: dict[str, Any], log_dir: str | None,
              requests: list[str]) -> tuple[dict[str, Any], bool]:
     """Open (or continue) this match's game log (``requests``: the match's so far); returns
     the data to keep for the next turn, and whether the log is new (it has none of the
-    earlier turns yet). Without msgpack (the Botzone runtime) there is no log."""
+    earlier turns yet). Without msgpack (the Botzone runtime) there is no log, nor in the
+    upload zip, which carries no ``replay``: said once where ``log_dir`` asked for one (a
+    local run of the zip with --log-dir wrote nothing, without a word)."""
     try:
         import msgpack  # noqa: F401 (replay.log imports it only when a log is written or read)
 
         from replay.log import GameLogWriter, Header, default_log_dir, log_path
-    except ImportError:
+    except ImportError as exc:
+        if log_dir is not None:
+            bot._error(f"no game log in {log_dir}: {exc} (the upload zip carries no "
+                       "game-log writer; `mjbot botzone --log-dir DIR` writes one)")
         return data, False
     path = data.get("log")
     root = log_dir if log_dir is not None else str(default_log_dir())
@@ -459,7 +464,9 @@ def _first_turn(lines: _Lines) -> str:
     next turn's, already sent (input piped in whole, as in a test by hand): it is left for
     the turns after this one, not taken for data."""
     first = lines.readline(rest_timeout=TURN_LINES_SECONDS) or ""
-    if first.lstrip().startswith("{") or not first.strip().isdigit():
+    if first.lstrip().startswith("{"):
+        return _json_first_turn(lines, first)
+    if not first.strip().isdigit():
         return first
     text = [first]
     for _ in range(2 * int(first.strip()) - 1):
@@ -476,6 +483,33 @@ def _first_turn(lines: _Lines) -> str:
             break
         text.append(extra)
     return "".join(text)
+
+
+def _json_first_turn(lines: _Lines, first: str) -> str:
+    """A keep-running first turn in JSON interaction: Botzone sends the object on one line,
+    taken as it is. One written over several lines (a test file pretty-printed by hand) is
+    read on, over the lines already arrived, until it parses: its first line alone, ``{``,
+    was answered as JSON that does not parse, where the one-shot bot read the same file."""
+    text = first
+    while not _parses(text):
+        more = lines.readline(timeout=DRAIN_SECONDS, rest_timeout=DRAIN_SECONDS)
+        if more is None:
+            break
+        if REQUEST_LINE.fullmatch(more.strip()):  # the next turn's, piped in behind it
+            lines.unread(more)
+            break
+        text += more
+    return text
+
+
+def _parses(text: str) -> bool:
+    if not text.rstrip().endswith("}"):  # an object's last line: no parse before it closes
+        return False
+    try:
+        load_json(text)
+    except json.JSONDecodeError:
+        return False
+    return True
 
 
 def _unwrap_json(line: str) -> str:

@@ -151,9 +151,8 @@ def carried_weights(policy: str, models_dir: str | Path | None, mc_options: str,
                          f"opponent models (--policy mc), and this one plays {policy}")
     file_name = Path(models).name
     weights = Path(models_dir) / file_name if models_dir else ROOT / models
-    if policy == "mc" and not weights.is_file():
-        raise FileNotFoundError(f"an mc bundle needs the {models_words} opponent models: "
-                                f"no {weights}")
+    if policy == "mc":
+        check_models(weights, variant, f"an mc bundle needs the {models_words} opponent models")
     # only mc reads them: a rulebased or nn zip carried the shipped ones unread (100 KB)
     files = [(weights, models)] if policy == "mc" else []
     if policy != "nn" and not (policy == "mc" and _mc_plays_the_network(mc_options)):
@@ -188,6 +187,23 @@ def check_bundle_policy(policy: str) -> None:
                else "carry a network with --policy nn --nn-weights FILE")
         raise ValueError(f"a bundle plays a policy by name ({', '.join(sorted(POLICIES))}), "
                          f"not {policy!r}; {how}")
+
+
+def check_models(path: Path, variant: str, wanted: str) -> None:
+    """An ``mc`` bundle's opponent models must be ``variant``'s, in a file they read
+    (FileNotFoundError starting with ``wanted`` otherwise): another variant's, renamed, or
+    another file under their name was carried, and every mc decision on the platform fell
+    back (``mc raised MissingModels``), the zip built without a word."""
+    from brain.opponents.models import OpponentModels
+
+    if not path.is_file():
+        raise FileNotFoundError(f"{wanted}: no {path}")
+    try:
+        held = OpponentModels.from_file(path).variant
+    except (ValueError, KeyError, OSError) as exc:
+        raise FileNotFoundError(f"{wanted}: {path}: {exc}") from None
+    if held != variant:
+        raise FileNotFoundError(f"{wanted}: {path} holds {held!r} models, not {variant!r}")
 
 
 def check_network(path: Path, variant: str, named: str) -> None:
