@@ -157,3 +157,20 @@ def test_sigterm_ends_an_out_shared_run_in_one_line(tmp_path):
     assert "mjbot selfplay: ended by SIGTERM" in err.splitlines(), err
     left = [line for line in err.splitlines() if "the failed run left" in line]
     assert len(left) == 1 and "remove them, or give another --out" in left[0], err
+
+
+def test_the_files_a_shared_run_left_are_counted_where_ls_shows_them(tmp_path, capsys):
+    """`--out-shared`'s parts are in --out/.parts: the failed run's line said it left
+    "1 file(s)" in --out for a folder of parts, which a plain ls of --out does not list (an
+    empty listing, and "remove them"). It counts the files and names the hidden folder."""
+    from adapter.commands.selfplay import _left_behind
+
+    parts = tmp_path / "d" / ".parts"
+    parts.mkdir(parents=True)
+    for unit in range(3):
+        (parts / f"unit-{unit:06d}.npz").write_bytes(b"part")
+    _left_behind(tmp_path / "d", None, "selfplay", resumable=True)
+    line = capsys.readouterr().err.strip()
+    assert line.startswith(f"mjbot selfplay: the failed run left 3 file(s) in {tmp_path / 'd'} ")
+    assert "in .parts, which ls shows with -a" in line and "remove them" in line, line
+    assert sorted(p.name for p in parts.iterdir()) == [f"unit-{u:06d}.npz" for u in range(3)]
