@@ -120,6 +120,23 @@ def test_a_killed_worker_loses_no_unit_and_counts_none_twice(cluster, reference)
     assert killed not in {pid for _, pid in run.tally.reads}  # its unit was played again
 
 
+def _refuses(unit: int) -> None:
+    raise ValueError(f"unit {unit}: a policy's own error")
+
+
+def test_a_units_own_exception_comes_back_as_it_was_raised(cluster):
+    """What Ray cannot retry is WorkerDied (one line); a unit's own exception is not Ray's
+    loss: it comes back as raised (Ray's RayTaskError, of the unit's class too), unretried,
+    for the code that called the run to take as it always has."""
+    from adapter.local.ray_pool import map_units
+    from adapter.local.stopping import WorkerDied
+
+    with pytest.raises(ValueError, match="unit 0: a policy's own error") as caught:
+        list(map_units(_refuses, lambda u: (u,), 3, 1, ordered=True))
+    assert isinstance(caught.value, ray.exceptions.RayTaskError)
+    assert not isinstance(caught.value, WorkerDied)
+
+
 def digests(root: Path) -> dict[str, str]:
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.iterdir())}
 

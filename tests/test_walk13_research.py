@@ -86,7 +86,7 @@ def test_a_lost_raylet_is_one_line_not_a_traceback(tmp_path):
     is now one line naming what Ray lost, exit 1, as a process pool's dead worker is. The
     dataset's files written before stay (the failed-run line says how many)."""
     pytest.importorskip("ray", reason="Ray is not installed (pip install -e '.[ray]')")
-    driver = _start_selfplay(tmp_path)
+    driver = _start_selfplay(tmp_path, env=NODE_DEATH_SEEN_SOON)
     try:
         os.kill(_when_playing(driver), signal.SIGKILL)
         _, err = driver.communicate(timeout=180)
@@ -100,14 +100,23 @@ def test_a_lost_raylet_is_one_line_not_a_traceback(tmp_path):
     assert len(ours) == 1 and "the run cannot finish" in ours[0], err
 
 
-def _start_selfplay(tmp_path: Path, *extra: str) -> subprocess.Popen[str]:
-    """A long `mjbot selfplay --ray local` (2 CPUs) in a session of its own."""
+# Ray's GCS declares a node dead after 5 failed health checks 3 s apart: the run met the
+# raylet's death some 18 s after the kill, most of this file's time. Checked every 0.5 s
+# (3 failures; a check that takes up to 3 s is still an answer), the same error comes in
+# about 2 s. Ray reads RAY_<setting> in every process the run's ray.init starts.
+NODE_DEATH_SEEN_SOON = {"RAY_health_check_period_ms": "500", "RAY_health_check_timeout_ms": "3000",
+                        "RAY_health_check_failure_threshold": "3"}
+
+
+def _start_selfplay(tmp_path: Path, *extra: str,
+                    env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """A long `mjbot selfplay --ray local` (1 CPU) in a session of its own."""
     return subprocess.Popen(
         [sys.executable, "-m", "adapter.cli", "selfplay", "--variant", "riichi", "--policies",
          "rulebased,greedy,rulebased,greedy", "--hands", "100000", "--seed", "3", "--workers",
          "1", "--ray", "local", "--out", str(tmp_path / "d"), *extra],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True)
+        start_new_session=True, env={**os.environ, **(env or {})})
 
 
 def _when_playing(driver: subprocess.Popen[str]) -> int:
@@ -148,3 +157,20 @@ def test_sigterm_ends_an_out_shared_run_in_one_line(tmp_path):
     assert "mjbot selfplay: ended by SIGTERM" in err.splitlines(), err
     left = [line for line in err.splitlines() if "the failed run left" in line]
     assert len(left) == 1 and "remove them, or give another --out" in left[0], err
+
+
+def test_the_files_a_shared_run_left_are_counted_where_ls_shows_them(tmp_path, capsys):
+    """`--out-shared`'s parts are in --out/.parts: the failed run's line said it left
+    "1 file(s)" in --out for a folder of parts, which a plain ls of --out does not list (an
+    empty listing, and "remove them"). It counts the files and names the hidden folder."""
+    from adapter.commands.selfplay import _left_behind
+
+    parts = tmp_path / "d" / ".parts"
+    parts.mkdir(parents=True)
+    for unit in range(3):
+        (parts / f"unit-{unit:06d}.npz").write_bytes(b"part")
+    _left_behind(tmp_path / "d", None, "selfplay", resumable=True)
+    line = capsys.readouterr().err.strip()
+    assert line.startswith(f"mjbot selfplay: the failed run left 3 file(s) in {tmp_path / 'd'} ")
+    assert "in .parts, which ls shows with -a" in line and "remove them" in line, line
+    assert sorted(p.name for p in parts.iterdir()) == [f"unit-{u:06d}.npz" for u in range(3)]

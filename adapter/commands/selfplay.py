@@ -355,7 +355,13 @@ def _left_behind(out: Path, made: Path | None, command: str, resumable: bool = F
         written = []
     if written:
         resumable = resumable and (out / PROGRESS).is_file()
-        print(f"mjbot {command}: the failed run left {len(written)} file(s) in {out} (no "
+        # --out-shared's part files are in a hidden folder: "left 1 file(s)" of a folder of
+        # many, which a plain ls of --out does not show (an empty listing, "remove them")
+        files = sum(sum(1 for f in p.rglob("*") if not f.is_dir()) if p.is_dir() else 1
+                    for p in written)
+        hidden = [p.name for p in written if p.name.startswith(".")]
+        print(f"mjbot {command}: the failed run left {files} file(s) in {out} ("
+              + (f"in {', '.join(hidden)}, which ls shows with -a; " if hidden else "") + "no "
               "manifest: not a dataset; " + ("the same command goes on with it)" if resumable
                                              else "remove them, or give another --out, to "
                                              "run it again)"), file=sys.stderr)
