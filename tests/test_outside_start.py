@@ -163,3 +163,15 @@ def test_bench_outsidestart_prints_its_table(capsys: pytest.CaptureFixture[str])
         "linux") else "seat (in its own session)")
     assert lines[3].lstrip().startswith("subprocess.run(program)")
     assert "x the parent's CPU per start" in lines[4]
+
+
+def test_bench_outsidestart_refuses_a_ballast_past_the_machines_memory_in_one_line(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A ballast of a petabyte (a typo's zeros) was a MemoryError's traceback; one the
+    machine does not hold but promises (overcommit) would have been touched till the OOM
+    killer came."""
+    done = mjbot_here(capsys, "bench", "outsidestart", "--starts", "1", "--rounds", "1",
+                      "--ballast-mb", str(1 << 30))
+    assert done.returncode == 2, done.stderr
+    assert "--ballast-mb 1073741824: more than this machine's memory" in done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
