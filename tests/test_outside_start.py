@@ -144,6 +144,10 @@ def test_bench_outsidestart_measures_the_seats_start_beside_a_bare_run(
         assert row["starts_per_second"] > 0 and row["parent_cpu_ms_per_start"] > 0, row
         assert row["parent_cpu_ms_per_run"] >= row["parent_cpu_ms_per_start"], row
         assert row["children_cpu_ms_per_start"] > 0, row  # every program ran, and was reaped
+    # the reference's start is its start (the Popen), not its whole run: the seat's start
+    # alone was put against the bare run's whole (1.08x, where it is about twice a bare start)
+    reference = result["reference"]
+    assert reference["parent_cpu_ms_per_start"] < reference["parent_cpu_ms_per_run"], reference
     ratios = result["ratios_vs_reference"]
     assert ratios["starts_per_second"] == pytest.approx(
         result["seat"]["starts_per_second"] / result["reference"]["starts_per_second"],
@@ -159,3 +163,15 @@ def test_bench_outsidestart_prints_its_table(capsys: pytest.CaptureFixture[str])
         "linux") else "seat (in its own session)")
     assert lines[3].lstrip().startswith("subprocess.run(program)")
     assert "x the parent's CPU per start" in lines[4]
+
+
+def test_bench_outsidestart_refuses_a_ballast_past_the_machines_memory_in_one_line(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A ballast of a petabyte (a typo's zeros) was a MemoryError's traceback; one the
+    machine does not hold but promises (overcommit) would have been touched till the OOM
+    killer came."""
+    done = mjbot_here(capsys, "bench", "outsidestart", "--starts", "1", "--rounds", "1",
+                      "--ballast-mb", str(1 << 30))
+    assert done.returncode == 2, done.stderr
+    assert "--ballast-mb 1073741824: more than this machine's memory" in done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
