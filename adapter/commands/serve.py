@@ -88,11 +88,11 @@ def _listen_error(exc: OSError, option: str) -> str:
     says what to give instead (it read as asyncio's '[Errno 98] error while attempting to
     bind on address (...): address already in use', and nothing more)."""
     if exc.errno == errno.EADDRINUSE:
+        from adapter.hostport import format_host_port
+
         # IPv4 ('127.0.0.1', P); IPv6 ('::1', P, 0, 0), said as --status takes it: [::1]:P
         where = re.search(r"address \('([^']*)', (\d+)(?:, \d+, \d+)?\)", str(exc))
-        host = where.group(1) if where else ""
-        at = (f"[{host}]:{where.group(2)}" if ":" in host else f"{host}:{where.group(2)}") \
-            if where else "that address"
+        at = format_host_port(where.group(1), int(where.group(2))) if where else "that address"
         return (f"port in use: another process listens on {at}; give another port with "
                 f"{option}, or port 0 for a free one")
     return str(exc)

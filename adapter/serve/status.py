@@ -32,6 +32,7 @@ from typing import Any
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
+from adapter.hostport import format_host_port
 from adapter.serve.config import TOKEN_ENV
 from adapter.serve.connections import ConnectionGuard
 from adapter.serve.metrics import Metrics
@@ -312,8 +313,7 @@ class StatusServer:
             await self.stop()
             raise
         bound = self.runner.addresses[0][1] if self.runner.addresses else port
-        shown = f"[{host}]" if ":" in host else host
-        self.url = f"http://{shown}:{bound}/"
+        self.url = f"http://{format_host_port(host, bound)}/"
         return self.url
 
     async def stop(self) -> None:

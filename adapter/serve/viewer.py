@@ -315,7 +315,7 @@ async def _read_one(index: GameIndex, cache: BuildCache, reader: ChildReader, pa
             index.logs.read_whole(path, st, f"the log cannot be read whole "
                                             f"({type(exc).__name__})")
         return True
-    return True
+    raise AssertionError("unreachable")  # (the first try returns or goes on to the second)
 
 
 Route = Callable[[web.Request], Coroutine[Any, Any, web.StreamResponse]]
