@@ -128,3 +128,28 @@ def test_a_policys_budget_key_is_not_told_to_be_written_as_typed(
         f"mjbot {'bundle' if command[0] == 'bundle' else ' '.join(command)}: policy "
         "'mc@budget=1': mc: unknown key 'budget'"), lines
     assert "POLICY@budget=SECONDS" not in done.stderr
+
+
+@pytest.mark.parametrize(("policies", "said"), [
+    ("mc@budgte=1,rulebased,rulebased,rulebased",
+     "policy 'mc@budgte=1': mc: unknown key 'budgte'"),
+    ("rulebased,mc@budget=0,rulebased,rulebased",
+     "--policies: seat 1 'mc@budget=0': the judge's bots keep to Botzone's own time limits; "
+     "no @budget= here"),
+    ("rulebased,rulebased,x=rulebased@budget=abc,rulebased",
+     "--policies: seat 2 'x=rulebased@budget=abc': the judge's bots keep to Botzone's own "
+     "time limits"),
+])
+def test_the_judges_seats_are_not_told_to_write_a_budget(
+        policies: str, said: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """The judge's --policies were read as an arena's seats, which take @budget=, before the
+    judge refused any: `mc@budgte=1` was told "a seat's own time limit per decision is
+    POLICY@budget=SECONDS", and `mc@budget=0` "@budget=SECONDS needs ... seconds above 0";
+    the user who wrote what they were told met "no @budget= here". One line each now that
+    leads nowhere else."""
+    done = mjbot_here(capsys, "botzone-judge", "--games", "1", "--modes", "keep",
+                      "--policies", policies)
+    assert done.returncode == 2 and done.stdout == "", done.stdout
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"mjbot botzone-judge: {said}"), lines
+    assert "@budget=SECONDS" not in done.stderr

@@ -492,15 +492,16 @@ def _seat_budget_hint(key: str) -> str:
     return f"; a seat's own time limit per decision is POLICY{BUDGET_SUFFIX}SECONDS"
 
 
-def four_policies(text: str) -> tuple[str, str, str, str]:
+def four_policies(text: str, budgets: bool = True) -> tuple[str, str, str, str]:
     """``--policies A,B,C,D``: one known policy or outside program (``KIND:CMD``, checked
-    against the variant by :func:`require_seats`) per seat, each optionally ``LABEL=``."""
+    against the variant by :func:`require_seats`) per seat, each optionally ``LABEL=``.
+    ``budgets``: the seats may take ``@budget=`` (not the Botzone judge's)."""
     names = tuple(n.strip() for n in text.split(","))
     if len(names) != 4:
         raise UserInputError(f"--policies needs four names (one per seat), got {len(names)}: "
                              f"{text!r}")
     for name in names:
-        require_seat_name(name)
+        require_seat_name(name, budgets)
     require_labels(names)
     return names  # the length check above makes it a four-tuple
 
@@ -526,9 +527,10 @@ def require_pair_keys(names: Any) -> None:
         raise UserInputError(str(exc)) from None
 
 
-def require_seat_name(name: str) -> None:
+def require_seat_name(name: str, budgets: bool = True) -> None:
     """One seat of a table: a known policy, or an outside program's spec that parses, with
-    an optional ``LABEL=`` before it (a bad label is refused here, naming the seat)."""
+    an optional ``LABEL=`` before it (a bad label is refused here, naming the seat).
+    ``budgets``: the seat may take ``@budget=``, and a key like ``budget`` is told so."""
     from adapter.local.external import SpecError, is_external, parse_spec
     from adapter.local.seat import split_budget, split_label
 
@@ -539,7 +541,7 @@ def require_seat_name(name: str) -> None:
     try:
         if not is_external(spec):
             policy, _ = split_budget(spec)
-            require_policy(policy, seat=True)
+            require_policy(policy, seat=budgets)
             return
         parse_spec(spec)
     except (SpecError, ValueError) as exc:  # UserInputError is a ValueError

@@ -123,12 +123,19 @@ def judge_seats(text: str | None, policy: str) -> tuple[list[str], list[str]]:
         _judge_seat(f"--policy {policy!r}", policy)
         require_policy(policy)
         return [policy] * 4, [policy] * 4
-    seats = four_policies(text)
-    policies: list[str] = []
-    for seat, name in enumerate(seats):
-        spec = split_label(name)[1]  # four_policies checked the label
+    names = [n.strip() for n in text.split(",")]
+    for seat, name in enumerate(names if len(names) == 4 else []):  # else four_policies says
+        # before four_policies reads them, as an arena's seats, which take @budget=: the
+        # judge's mc@budget=0 was told "@budget=SECONDS needs ... seconds above 0", refused
+        # here once the seconds were mended (and, budgets=False, mc@budgte=1 no longer "a
+        # seat's own time limit per decision is POLICY@budget=SECONDS")
+        try:
+            spec = split_label(name)[1]
+        except ValueError:
+            continue  # a bad label: four_policies names it
         _judge_seat(f"--policies: seat {seat} {name!r}", spec)
-        policies.append(spec)
+    seats = four_policies(text, budgets=False)
+    policies = [split_label(name)[1] for name in seats]  # four_policies checked the labels
     return [split_label(n)[0] for n in seats], policies
 
 
