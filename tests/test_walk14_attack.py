@@ -25,6 +25,7 @@ from adapter.session import KEPT_ERRORS, LOGGED_ERRORS
 from protocols.codec import ProtocolError, load_json
 from protocols.tenhou import parse_tag
 from replay import logzip
+from replay.formats.tenhou_client import login_id
 from tests.log_samples import log_frames
 from tests.viewer_fixtures import platform_game
 
@@ -253,3 +254,21 @@ def test_a_transcript_of_helo_openings_is_refused_at_once(tmp_path: Path) -> Non
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
     (line,) = done.stderr.strip().splitlines()
     assert "no game in it" in line
+
+
+def test_a_transcript_of_websocket_helo_tags_left_open_is_refused_at_once(
+        tmp_path: Path) -> None:
+    """The WebSocket login's search, beside the ``<HELO`` one: a file that opens as a client
+    transcript (``Send: {``) and then holds 16,000 ``"tag":"HELO"`` and no ``}`` (192 KB). The
+    one pattern scanned from each of them to the object's end, here the file's: `mjbot replay`
+    took 83 s (the viewer's build as long). Each object is found first, then its tag: refused
+    in one line, exit 2, and a login in the WebSocket form is still found (the ID masked)."""
+    crafted = tmp_path / "helo.log"
+    crafted.write_text("Send: {" + '"tag":"HELO"' * 16000 + "\n")
+    done = subprocess.run([sys.executable, "-m", "adapter.cli", "replay", str(crafted)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    (line,) = done.stderr.strip().splitlines()
+    assert "no game in it" in line
+    assert login_id('Get: {"tag":"T"}\nSend: {"tag": "HELO", "name": "ID0A1B2C3D-4E5F6A7B", '
+                    '"sx": "M"}\n') == "ID0A1B2C3D-4E5F6A7B"
