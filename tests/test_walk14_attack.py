@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import gzip
 import json
+import os
 import re
 import socket
 import subprocess
@@ -52,6 +53,24 @@ def test_a_gzip_bomb_is_refused_in_one_line_by_replay(tmp_path: Path) -> None:
     now, exit 2, before more than the bound was inflated."""
     bomb = gzip_bomb(platform_game(tmp_path / "sound.mjlog.msgpack"),
                      tmp_path / "bomb.mjlog.msgpack.gz", 16 << 20)
+    done = subprocess.run([sys.executable, "-m", "adapter.cli", "replay", str(bomb)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert "decompression bomb" in line and str(bomb) in line
+
+
+def test_a_gzip_bomb_followed_by_other_bytes_is_refused_as_well(tmp_path: Path) -> None:
+    """The same bomb with 11 MB of other bytes after its gzip stream (which the reader leaves
+    unread): the bound was the whole file's, 100 times 11 MB, past 1 GiB, so it was read whole
+    (as a 2.6 MB bomb that inflates to 1 GiB, padded so, would be: some 12 GB), `mjbot replay`
+    rc 0. The bound is now that of the bytes read so far: refused in one line, exit 2."""
+    bomb = gzip_bomb(platform_game(tmp_path / "sound.mjlog.msgpack"),
+                     tmp_path / "bomb.mjlog.msgpack.gz", 16 << 20)
+    with bomb.open("ab") as f:
+        f.write(os.urandom(11 << 20))
+    assert logzip.inflated_bound(bomb.stat().st_size) == logzip.MAX_INFLATED
     done = subprocess.run([sys.executable, "-m", "adapter.cli", "replay", str(bomb)],
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 2, done.stdout + done.stderr
