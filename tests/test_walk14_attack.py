@@ -291,3 +291,20 @@ def test_a_transcript_of_websocket_helo_tags_left_open_is_refused_at_once(
     assert "no game in it" in line
     assert login_id('Get: {"tag":"T"}\nSend: {"tag": "HELO", "name": "ID0A1B2C3D-4E5F6A7B", '
                     '"sx": "M"}\n') == "ID0A1B2C3D-4E5F6A7B"
+
+
+def test_a_transcript_whose_login_name_is_long_is_refused_at_once(tmp_path: Path) -> None:
+    """A file that opens as a client transcript whose HELO names a login of 8,000 characters
+    (13 KB): a refusal's reasons are masked against each first part of the ID (a reason cut
+    inside it), all 8,000 of them as one pattern of 32 million characters, which took
+    `mjbot replay` 3 GB and 34 s (the memory and time growing with the square of the
+    name). Only the parts that fit in the reason are looked for now: refused in one line, exit
+    2, the name shown nowhere."""
+    crafted = tmp_path / "helo.log"
+    name = "A" * 8000
+    crafted.write_text(f'Send: <HELO name="{name}" sx="M"/>\n' + "Get: <ZZZ/>\n" * 400)
+    done = subprocess.run([sys.executable, "-m", "adapter.cli", "replay", str(crafted)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=15)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    (line,) = done.stderr.strip().splitlines()
+    assert "no game in it" in line and "AAA" not in done.stdout + done.stderr
