@@ -44,15 +44,18 @@ def is_gzip(data: bytes) -> bool:
 
 def inflate(data: bytes) -> bytes:
     """gzip ``data`` unpacked (other data as it is). A cut or damaged stream gives what came
-    before the cut; Unreadable where nothing came, and where it inflates past
-    :func:`inflated_bound` (a decompression bomb), found before that much is held."""
+    before the cut; Unreadable where nothing came, and where the bytes read so far inflate past
+    :func:`inflated_bound` of them (a decompression bomb), found before that much is held."""
     if not is_gzip(data):
         return data
     unpacker = zlib.decompressobj(wbits=31)
     out: list[bytes] = []
     size = 0
-    bound = inflated_bound(len(data))
     for at in range(0, len(data), CHUNK):
+        # the bound of what was read so far, not of the whole file: bytes after the stream (or
+        # a file past MAX_INFLATED / MAX_RATIO) let a bomb of any ratio inflate to 1 GiB
+        read = min(at + CHUNK, len(data))
+        bound = inflated_bound(read)
         try:
             # one byte past the bound: data that inflates to exactly it is read
             piece = unpacker.decompress(data[at:at + CHUNK], bound + 1 - size)
@@ -65,8 +68,9 @@ def inflate(data: bytes) -> bytes:
         if size > bound:
             if bound == MAX_INFLATED:  # a huge log: what fits is read, as before
                 return b"".join(out)[:bound]
-            raise Unreadable(f"gzip data of {len(data)} bytes that inflates past {bound} "
-                             f"({MAX_RATIO} times its size, which no game log packs to: a "
+            whose = "that inflates" if read == len(data) else f"whose first {read} inflate"
+            raise Unreadable(f"gzip data of {len(data)} bytes {whose} past {bound} "
+                             f"(more than {MAX_RATIO} times as many, which no game log packs to: a "
                              "decompression bomb?)")
         if unpacker.eof:  # (below the bound, each chunk is inflated whole)
             break
@@ -147,7 +151,12 @@ def compress(path: str | Path, level: int = LEVEL) -> Path:
     if len(data) > inflated_bound(len(packed)):  # never met: our logs pack about 11 to 1
         raise Changed(f"{path} packs more than {MAX_RATIO} to 1, which the readers would "
                       "refuse as a decompression bomb: left plain")
-    if inflate(packed) != data:  # never: zlib is exact; but nothing is removed unchecked
+    try:
+        same = inflate(packed) == data
+    except Unreadable as exc:  # a part that packs past the bound (never met either)
+        raise Changed(f"{path}: the readers would refuse the compressed copy ({exc}): "
+                      "left plain") from None
+    if not same:  # never: zlib is exact; but nothing is removed unchecked
         raise Changed(f"{path}: the compressed copy does not read back the same")
     tmp = path.with_name(f".{path.name}{GZ}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, before.st_mode & 0o777)

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import gzip
 import json
+import os
 import re
 import socket
 import subprocess
@@ -25,6 +26,7 @@ from adapter.session import KEPT_ERRORS, LOGGED_ERRORS
 from protocols.codec import ProtocolError, load_json
 from protocols.tenhou import parse_tag
 from replay import logzip
+from replay.formats.tenhou_client import login_id
 from tests.log_samples import log_frames
 from tests.viewer_fixtures import platform_game
 
@@ -51,6 +53,24 @@ def test_a_gzip_bomb_is_refused_in_one_line_by_replay(tmp_path: Path) -> None:
     now, exit 2, before more than the bound was inflated."""
     bomb = gzip_bomb(platform_game(tmp_path / "sound.mjlog.msgpack"),
                      tmp_path / "bomb.mjlog.msgpack.gz", 16 << 20)
+    done = subprocess.run([sys.executable, "-m", "adapter.cli", "replay", str(bomb)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert "decompression bomb" in line and str(bomb) in line
+
+
+def test_a_gzip_bomb_followed_by_other_bytes_is_refused_as_well(tmp_path: Path) -> None:
+    """The same bomb with 11 MB of other bytes after its gzip stream (which the reader leaves
+    unread): the bound was the whole file's, 100 times 11 MB, past 1 GiB, so it was read whole
+    (as a 2.6 MB bomb that inflates to 1 GiB, padded so, would be: some 12 GB), `mjbot replay`
+    rc 0. The bound is now that of the bytes read so far: refused in one line, exit 2."""
+    bomb = gzip_bomb(platform_game(tmp_path / "sound.mjlog.msgpack"),
+                     tmp_path / "bomb.mjlog.msgpack.gz", 16 << 20)
+    with bomb.open("ab") as f:
+        f.write(os.urandom(11 << 20))
+    assert logzip.inflated_bound(bomb.stat().st_size) == logzip.MAX_INFLATED
     done = subprocess.run([sys.executable, "-m", "adapter.cli", "replay", str(bomb)],
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 2, done.stdout + done.stderr
@@ -253,3 +273,38 @@ def test_a_transcript_of_helo_openings_is_refused_at_once(tmp_path: Path) -> Non
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
     (line,) = done.stderr.strip().splitlines()
     assert "no game in it" in line
+
+
+def test_a_transcript_of_websocket_helo_tags_left_open_is_refused_at_once(
+        tmp_path: Path) -> None:
+    """The WebSocket login's search, beside the ``<HELO`` one: a file that opens as a client
+    transcript (``Send: {``) and then holds 16,000 ``"tag":"HELO"`` and no ``}`` (192 KB). The
+    one pattern scanned from each of them to the object's end, here the file's: `mjbot replay`
+    took 83 s (the viewer's build as long). Each object is found first, then its tag: refused
+    in one line, exit 2, and a login in the WebSocket form is still found (the ID masked)."""
+    crafted = tmp_path / "helo.log"
+    crafted.write_text("Send: {" + '"tag":"HELO"' * 16000 + "\n")
+    done = subprocess.run([sys.executable, "-m", "adapter.cli", "replay", str(crafted)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    (line,) = done.stderr.strip().splitlines()
+    assert "no game in it" in line
+    assert login_id('Get: {"tag":"T"}\nSend: {"tag": "HELO", "name": "ID0A1B2C3D-4E5F6A7B", '
+                    '"sx": "M"}\n') == "ID0A1B2C3D-4E5F6A7B"
+
+
+def test_a_transcript_whose_login_name_is_long_is_refused_at_once(tmp_path: Path) -> None:
+    """A file that opens as a client transcript whose HELO names a login of 8,000 characters
+    (13 KB): a refusal's reasons are masked against each first part of the ID (a reason cut
+    inside it), all 8,000 of them as one pattern of 32 million characters, which took
+    `mjbot replay` 3 GB and 34 s (the memory and time growing with the square of the
+    name). Only the parts that fit in the reason are looked for now: refused in one line, exit
+    2, the name shown nowhere."""
+    crafted = tmp_path / "helo.log"
+    name = "A" * 8000
+    crafted.write_text(f'Send: <HELO name="{name}" sx="M"/>\n' + "Get: <ZZZ/>\n" * 400)
+    done = subprocess.run([sys.executable, "-m", "adapter.cli", "replay", str(crafted)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=15)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    (line,) = done.stderr.strip().splitlines()
+    assert "no game in it" in line and "AAA" not in done.stdout + done.stderr
