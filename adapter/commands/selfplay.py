@@ -353,6 +353,13 @@ def _left_behind(out: Path, made: Path | None, command: str, resumable: bool = F
         for p in written:  # a record of no shard: nothing to go on with
             p.unlink(missing_ok=True)
         written = []
+    for p in [p for p in written if p.is_dir()]:  # --out-shared's .parts of no part (its
+        folders = sorted(p.rglob("*"), reverse=True)  # first one had no room): no file
+        if all(f.is_dir() for f in folders):
+            with contextlib.suppress(OSError):
+                for f in [*folders, p]:
+                    f.rmdir()
+                written.remove(p)
     if written:
         resumable = resumable and (out / PROGRESS).is_file()
         # --out-shared's part files are in a hidden folder: "left 1 file(s)" of a folder of
