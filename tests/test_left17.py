@@ -1,10 +1,12 @@
 """Leftovers of a stop's reviews: a Ray worker's full disk is said as one without Ray (one
-line, exit 1, no half part file)."""
+line, exit 1, no half part file); the files a failed run left are a JSON log line under
+--log-json."""
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import subprocess
 import sys
@@ -13,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.full_disk import mjbot_on_a_full_disk
 from tests.serve_helpers import mjbot
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,3 +84,22 @@ def test_a_full_disk_on_a_ray_worker_ends_selfplay_in_one_line(tmp_path):
         assert ours == [f"mjbot selfplay: cannot write {out}/.parts/unit-000000.npz: No space "
                         "left on device (nothing written there)"]
         assert not any(disk.iterdir())
+
+
+def test_the_files_a_failed_run_left_are_a_json_line_under_log_json(tmp_path):
+    """`mjbot --log-json selfplay` whose disk filled at its third shard: the run's failure was
+    a JSON log line, but the line before it (the files left, and that the same command goes
+    on) was plain text, which a log collector reading JSON lines cannot parse. Both are JSON
+    log lines now."""
+    out = tmp_path / "d"
+    r = mjbot_on_a_full_disk("--log-json", "selfplay", "--policies",
+                             "rulebased,rulebased,rulebased,rulebased", "--hands", "200",
+                             "--seed", "3", "--shard-decisions", "300", "--out", str(out),
+                             file_bytes=30000)  # shards 0 and 1 fit, 2 does not
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    lines = [json.loads(line) for line in r.stderr.splitlines()]  # each one JSON
+    assert [(e["event"], e["command"]) for e in lines] == [("files left", "selfplay"),
+                                                          ("run failed", "selfplay")]
+    assert lines[0]["error"] == (f"the failed run left 3 file(s) in {out} (no manifest: not a "
+                                 "dataset; the same command goes on with it)")
+    assert lines[1]["error"].startswith(f"cannot write {out}/shard-00002.npz: ")
