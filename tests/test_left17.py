@@ -103,3 +103,21 @@ def test_the_files_a_failed_run_left_are_a_json_line_under_log_json(tmp_path):
     assert lines[0]["error"] == (f"the failed run left 3 file(s) in {out} (no manifest: not a "
                                  "dataset; the same command goes on with it)")
     assert lines[1]["error"].startswith(f"cannot write {out}/shard-00002.npz: ")
+
+
+def test_a_full_disk_at_the_progress_record_names_it_and_leaves_no_half_one(tmp_path):
+    """`mjbot selfplay` whose disk filled as it wrote its record of where it stood (after two
+    shards): 'cannot write its output' (the record's name not said) and a half
+    progress.json.tmp left beside the shards, counted among the files left. The record is
+    named now, and no .tmp is left; the record before it is kept, so the same command goes
+    on once there is room."""
+    with tiny_disk(tmp_path / "tiny") as disk:
+        out = disk / "d"
+        r = mjbot("selfplay", "--policies", "rulebased,rulebased,rulebased,rulebased",
+                  "--hands", "200", "--seed", "3", "--shard-decisions", "300", "--out",
+                  str(out))  # shards 0 and 1 and the record fill the 64 KiB
+        assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr[-2000:]
+        assert r.stderr.splitlines()[-1] == (f"mjbot selfplay: cannot write {out}/progress.json: "
+                                             "No space left on device (nothing written there)")
+        assert sorted(p.name for p in out.iterdir()) == ["progress.json", "shard-00000.npz",
+                                                         "shard-00001.npz"]
