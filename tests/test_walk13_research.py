@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import signal
@@ -169,7 +170,8 @@ def test_the_files_a_shared_run_left_are_counted_where_ls_shows_them(tmp_path, c
     parts.mkdir(parents=True)
     for unit in range(3):
         (parts / f"unit-{unit:06d}.npz").write_bytes(b"part")
-    _left_behind(tmp_path / "d", None, "selfplay", resumable=True)
+    _left_behind(tmp_path / "d", None, argparse.Namespace(command_path="selfplay"),
+                 resumable=True)
     line = capsys.readouterr().err.strip()
     assert line.startswith(f"mjbot selfplay: the failed run left 3 file(s) in {tmp_path / 'd'} ")
     assert "in .parts, which ls shows with -a" in line and "remove them" in line, line

@@ -24,6 +24,7 @@ from adapter.commands import (
     log,
     require_table,
     start_ray,
+    tell,
 )
 
 if TYPE_CHECKING:
@@ -200,7 +201,7 @@ def _run_and_report(args: argparse.Namespace, config: SelfPlayConfig, ray: Any,
                     bar.end()
             except BaseException:  # the error itself is said where it is caught (cli.main)
                 if fresh:
-                    _left_behind(out, made, args.command_path, resumable=True)
+                    _left_behind(out, made, args, resumable=True)
                 raise
     except DatasetError as exc:
         raise UserInputError(str(exc)) from None
@@ -212,7 +213,7 @@ def _run_and_report(args: argparse.Namespace, config: SelfPlayConfig, ray: Any,
     stopped = result.get("stopped")
     status = exit_status(stopped["reason"] if stopped else None)
     if stopped is not None and stopped["units_done"] == 0:
-        _remove_empty_dataset(out, made, args.command_path)
+        _remove_empty_dataset(out, made, args)
         print(f"mjbot {args.command_path}: stopped ({stop_reason_text(stopped['reason'])}) "
               f"before the first wall set was finished: no dataset written in {args.out}",
               file=sys.stderr)
@@ -340,12 +341,13 @@ def _first_missing(path: Path) -> Path | None:
     return missing
 
 
-def _left_behind(out: Path, made: Path | None, command: str, resumable: bool = False) -> None:
+def _left_behind(out: Path, made: Path | None, args: Any, resumable: bool = False) -> None:
     """A run of ``mjbot COMMAND`` that failed (no client at a listening seat, a dead worker,
-    a second Ctrl-C) leaves the disk as it found it: the folders it made for --out are
-    removed while they are empty (an empty --out was left behind). Files it did write
+    a second Ctrl-C, a full disk) leaves the disk as it found it: the folders it made for
+    --out are removed while they are empty (an empty --out was left behind). Files it did write
     (shards, no manifest) are kept and said, as they are no dataset, and, for a
-    ``resumable`` one (selfplay) whose record is there, that the same command goes on."""
+    ``resumable`` one (selfplay) whose record is there, that the same command goes on (said
+    through :func:`tell`, ``args`` the command's)."""
     from replay.dataset.progress import PROGRESS
 
     written = sorted(out.iterdir()) if out.is_dir() else []
@@ -353,6 +355,13 @@ def _left_behind(out: Path, made: Path | None, command: str, resumable: bool = F
         for p in written:  # a record of no shard: nothing to go on with
             p.unlink(missing_ok=True)
         written = []
+    for p in [p for p in written if p.is_dir()]:  # --out-shared's .parts of no part (its
+        folders = sorted(p.rglob("*"), reverse=True)  # first one had no room): no file
+        if all(f.is_dir() for f in folders):
+            with contextlib.suppress(OSError):
+                for f in [*folders, p]:
+                    f.rmdir()
+                written.remove(p)
     if written:
         resumable = resumable and (out / PROGRESS).is_file()
         # --out-shared's part files are in a hidden folder: "left 1 file(s)" of a folder of
@@ -360,11 +369,12 @@ def _left_behind(out: Path, made: Path | None, command: str, resumable: bool = F
         files = sum(sum(1 for f in p.rglob("*") if not f.is_dir()) if p.is_dir() else 1
                     for p in written)
         hidden = [p.name for p in written if p.name.startswith(".")]
-        print(f"mjbot {command}: the failed run left {files} file(s) in {out} ("
-              + (f"in {', '.join(hidden)}, which ls shows with -a; " if hidden else "") + "no "
-              "manifest: not a dataset; " + ("the same command goes on with it)" if resumable
-                                             else "remove them, or give another --out, to "
-                                             "run it again)"), file=sys.stderr)
+        # a JSON log line under --log-json, as the run's other lines (tell)
+        tell(args, f"the failed run left {files} file(s) in {out} ("
+             + (f"in {', '.join(hidden)}, which ls shows with -a; " if hidden else "") + "no "
+             "manifest: not a dataset; " + ("the same command goes on with it)" if resumable
+                                            else "remove them, or give another --out, to "
+                                            "run it again)"), "files left")
         return
     folder = out
     while made is not None:
@@ -377,7 +387,7 @@ def _left_behind(out: Path, made: Path | None, command: str, resumable: bool = F
         folder = folder.parent
 
 
-def _remove_empty_dataset(out: Path, made: Path | None, command: str) -> None:
+def _remove_empty_dataset(out: Path, made: Path | None, args: Any) -> None:
     """A run stopped before its first wall set wrote only a manifest of nothing: removed, and
     then the disk left as the run found it (the folders it made go; an --out that was there,
     empty, stays), so the same --out can be used again."""
@@ -385,7 +395,7 @@ def _remove_empty_dataset(out: Path, made: Path | None, command: str) -> None:
 
     with contextlib.suppress(OSError):
         (out / MANIFEST).unlink()
-    _left_behind(out, made, command)  # the record of where it stood goes with it
+    _left_behind(out, made, args)  # the record of where it stood goes with it
 
 
 def cmd_dataset_import(args: argparse.Namespace) -> int:
@@ -406,7 +416,7 @@ def cmd_dataset_import(args: argparse.Namespace) -> int:
                 manifest = import_files(args.files, out, args.shard_decisions)
             except BaseException:  # a file refused: the folders made for --out go again
                 if fresh:
-                    _left_behind(out, made, args.command_path)
+                    _left_behind(out, made, args)
                 raise
     except DatasetError as exc:
         raise UserInputError(str(exc)) from None

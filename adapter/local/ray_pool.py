@@ -171,10 +171,15 @@ def lost_as_worker_died(ray: Any, what: str) -> Iterator[None]:
     """Ray's own failures inside the block (a worker dead past its retries, the node's raylet
     or the whole node gone, an object lost) are :class:`WorkerDied`, which the command says in
     one line (exit 1), as the process pool's dead worker: they were a traceback. A task's own
-    exception (``RayTaskError``, raised as its cause's class too) passes as it is."""
+    exception (``RayTaskError``, raised as its cause's class too) passes as it is, but for an
+    OSError (a worker's full disk), which is raised as the worker's own: Ray's copy of its
+    class has no errno, so the command's full-disk line did not know it (a traceback)."""
     try:
         yield
-    except ray.exceptions.RayTaskError:
+    except ray.exceptions.RayTaskError as exc:
+        cause = exc.cause
+        if isinstance(cause, OSError) and cause.errno is not None:
+            raise cause from exc  # the task's traceback still shown where it is not said
         raise
     except ray.exceptions.RayError as exc:
         from adapter.local.stopping import WorkerDied

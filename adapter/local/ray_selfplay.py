@@ -13,6 +13,7 @@ died) rewrites the same bytes under the same name.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -78,9 +79,16 @@ def play_unit_to_part(config: SelfPlayConfig, unit: int) -> PartInfo:
     arrays = {f"g{index}.{name}": array for index, block in enumerate(data.games)
               for name, array in block.arrays.items()}
     tmp = path.with_name(f"{path.name}.{uuid.uuid4().hex}.tmp")
-    with open(tmp, "wb") as f:
-        np.savez(f, **arrays)  # type: ignore[arg-type]  # numpy's allow_pickle: our keys are array names
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as f:
+            np.savez(f, **arrays)  # type: ignore[arg-type]  # numpy's allow_pickle: our keys are array names
+        os.replace(tmp, path)
+    except BaseException as exc:  # as brain.shipped.written_whole: a full disk leaves no
+        with contextlib.suppress(OSError):  # half part, and is said with the part's name
+            tmp.unlink()
+        if isinstance(exc, OSError):
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
+        raise
     return PartInfo(unit, [b.decisions for b in data.games], data.hands, data.seconds,
                     socket.gethostname(), data.errors, data.fallbacks)
 

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from brain.shipped import written_whole
 from replay.dataset import schema as S
 from replay.dataset.records import Block
 from replay.dataset.shards import MANIFEST, read_shard, sha256
@@ -51,15 +52,14 @@ class Checkpoint:
 
 
 def save_progress(out: Path, meta: dict[str, Any], checkpoints: list[Checkpoint]) -> None:
-    """Replace the record (written beside it and renamed: a kill leaves the last one whole)."""
-    tmp = Path(out) / (PROGRESS + ".tmp")
-    with open(tmp, "w") as fh:
-        fh.write(json.dumps({"progress_version": PROGRESS_VERSION, "meta": meta,
-                             "checkpoints": [asdict(c) for c in checkpoints]},
-                            indent=1, sort_keys=True) + "\n")
+    """Replace the record (written beside it and renamed: a kill leaves the last one whole;
+    a full disk leaves no half record beside it, and is said with the record's name)."""
+    with written_whole(Path(out) / PROGRESS) as fh:
+        fh.write((json.dumps({"progress_version": PROGRESS_VERSION, "meta": meta,
+                              "checkpoints": [asdict(c) for c in checkpoints]},
+                             indent=1, sort_keys=True) + "\n").encode())
         fh.flush()
         os.fsync(fh.fileno())  # a power cut after the rename leaves this record, not nothing
-    os.replace(tmp, Path(out) / PROGRESS)
 
 
 def drop_progress(out: Path) -> None:
