@@ -180,6 +180,7 @@ def test_review_shows_each_fallback_beside_its_judgement(
     summary counts them by kind with the review's loss on them, the text lists the costliest
     and ``--all`` marks each; a log from before the kind was recorded gives the reason
     alone."""
+    from replay.replayer import action_text
     from tests.log_samples import log_frames, write_frames
 
     logs = _read_logs(fell_back)
@@ -190,14 +191,19 @@ def test_review_shows_each_fallback_beside_its_judgement(
     frames = [d for d in log.decisions() if d.seat == seat]
     fell = [d for d in frames if d.fallback]
     assert fell and len(fell) < len(frames)  # a forced answer is the policy's own
+    rated = [d for d in frames if len(d.legal) > 1]  # a forced decision is not rated
+    assert fell and all(d in rated for d in fell) and len(rated) < len(frames)
     args = ["review", str(log.path), "--seat", str(seat), "--policy", "rulebased"]
     run = mjbot_here(capsys, *args, "--json", "-")
     assert run.returncode == 0, run.stderr
     result = json.loads(run.stdout)
     rows = result["rows"]
-    assert len(rows) == len(frames)
+    assert result["decisions"] + result["forced_decisions"] == len(frames)
+    assert len(rows) == result["decisions"] == len(rated)
+    assert [r["played"] for r in rows] == [action_text(d.action) for d in rated]
     assert [r.get("fallback") for r in rows] == [
-        {"kind": d.fallback_kind, "why": d.fallback} if d.fallback else None for d in frames]
+        {"kind": d.fallback_kind, "why": d.fallback} if d.fallback else None for d in rated]
+    assert result["forced_fallbacks"] == 0
     assert result["fallbacks"] == len(fell)
     assert result["fallback_kinds"] == {k: sum(d.fallback_kind == k for d in fell)
                                         for k in ("failed", "illegal")}
@@ -236,6 +242,50 @@ def test_review_shows_each_fallback_beside_its_judgement(
     assert f"  fallbacks {len(fell)} of {len(frames)} decisions (kind not recorded " \
            f"{len(fell)})" in run.stdout
     assert f"FALLBACK ({fell[0].fallback})" in run.stdout
+
+
+def test_review_counts_a_fallback_on_a_forced_decision(
+        fell_back: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Since review rates only decisions with a choice, a fallback on a forced one (an answer
+    past its deadline on a pass-only offer, a riichi's discard) had no row and was counted
+    nowhere: review's ``fallbacks`` said fewer than the log and `mjbot replay` record. It is
+    counted with the others (by kind, and as ``forced_fallbacks``) and the text says how many
+    were forced; the fallbacks are said of every decision, forced ones included."""
+    from tests.log_samples import log_frames, write_frames
+
+    log = next(g for g in _read_logs(fell_back)
+               if any(d.policy == _RaisesThenIllegal.name for d in g.decisions()))
+    seat = next(d.seat for d in log.decisions() if d.policy == _RaisesThenIllegal.name)
+    frames = log_frames(log.path)
+    forced = next(f for f in frames if f.get("k") == "decision" and f.get("seat") == seat
+                  and len(f["legal"]) <= 1)
+    assert not forced["fallback"]
+    forced.update(fallback="answered past its deadline: the one legal action played",
+                  fallback_kind="late")
+    path = write_frames(tmp_path / "forced.mjlog.msgpack", frames)
+    decisions = [d for d in read_log(path).decisions() if d.seat == seat]
+    fell = [d for d in decisions if d.fallback]
+    run = mjbot_here(capsys, "replay", str(path), "--seat", str(seat), "--json")
+    assert run.returncode == 0, run.stderr
+    replayed = [f for h in json.loads(run.stdout)["summary"]["hands"] for f in h["fallbacks"]]
+    assert len(replayed) == len(fell)
+
+    args = ["review", str(path), "--seat", str(seat), "--policy", "rulebased"]
+    run = mjbot_here(capsys, *args, "--json", "-")
+    assert run.returncode == 0, run.stderr
+    result = json.loads(run.stdout)
+    assert result["fallbacks"] == len(fell) and result["forced_fallbacks"] == 1
+    assert sum("fallback" in r for r in result["rows"]) == len(fell) - 1
+    assert result["fallback_kinds"] == {k: sum(d.fallback_kind == k for d in fell)
+                                        for k in ("failed", "illegal", "late")}
+    assert result["fallback_kinds"]["late"] == 1
+    text = mjbot_here(capsys, *args).stdout
+    assert (f"  fallbacks {len(fell)} of {len(decisions)} decisions (failed "
+            f"{result['fallback_kinds']['failed']}, illegal "
+            f"{result['fallback_kinds']['illegal']}, late 1), 1 of them on a forced decision "
+            f"(not rated), loss on them {result['fallback_loss']:g}") in text.splitlines()
+    assert f"the 5 costliest fallbacks (of {len(fell) - 1} rated; --all marks each):" \
+        in text.splitlines()
 
 
 # an mjai bot that discards the red dragon on every turn, mostly without holding it

@@ -12,7 +12,9 @@ Only a decision with a choice (more than one legal action) is rated: the others 
 their own (``forced_decisions``). What a log holds of them differs by source: an mjai TCP or
 Botzone log has every offer that only a pass answers (the platform asks on every discard), a
 local-table, Tenhou or imported log has none of those but a riichi's forced discards; rated
-over all of them, one game read from two logs got two ratings.
+over all of them, one game read from two logs got two ratings. A fallback the log records on
+a forced decision is still one the playing policy made: ``fallbacks`` counts it with the rated
+ones' (as many as `mjbot replay` counts), ``forced_fallbacks`` says how many were forced.
 """
 
 from __future__ import annotations
@@ -115,11 +117,14 @@ def review(replay: Replay, evaluator: Evaluator, progress: Progress | None = Non
     total = len(replay.decisions)
     place = {id(d): i for i, d in enumerate(replay.decisions)}
     done = forced = 0
+    forced_fell: list[FallbackNote] = []
     for d, state in walk(replay):
         legal = list(d.legal) or rules.legal_actions(state, d.request)
         done = place[id(d)] + 1  # a damaged hand's decisions, which are not walked, passed
         if len(legal) <= 1:  # no choice: counted on its own, not rated (module doc)
             forced += 1
+            if d.fallback:  # still a fallback the log records: counted with the others
+                forced_fell.append({"kind": d.fallback_kind or None, "why": d.fallback})
             if progress is not None:
                 progress(done, total)
             continue
@@ -147,7 +152,7 @@ def review(replay: Replay, evaluator: Evaluator, progress: Progress | None = Non
     if progress is not None and done < total:  # the last ones were a damaged hand's: the
         progress(total, total)  # bar stopped short of its total, its line left open
     result = _summary(replay, evaluator, rows, situations, costly,
-                      time.perf_counter() - started, forced)
+                      time.perf_counter() - started, forced, forced_fell)
     # a hand of our own log that the table refused as it was walked (the reader notes an
     # import's): said as the reader's are, by every review of the replay, not only the walk
     # that noted it (a later walk leaves a hand noted already without a word)
@@ -187,7 +192,7 @@ def _row(n: int, index: int, state: TableState, request: ev.DecisionRequest, pla
 
 def _summary(replay: Replay, evaluator: Evaluator, rows: list[ReviewRow],
              situations: dict[int, dict[str, Any]], costly: int,
-             seconds: float, forced: int) -> dict[str, Any]:
+             seconds: float, forced: int, forced_fell: list[FallbackNote]) -> dict[str, Any]:
     valued = [(loss, r) for r in rows if (loss := r["loss"]) is not None]
     agree = sum(r["agree"] for r in rows)
     failed = [r for r in rows if r.get("policy_failed")]
@@ -198,7 +203,9 @@ def _summary(replay: Replay, evaluator: Evaluator, rows: list[ReviewRow],
     worst = sorted((v for v in valued if v[0] > 0), key=lambda v: (-v[0], v[1]["n"]))
     top = [{**r, "situation": situations[r["n"]]} for _, r in worst[:costly]]
     fell = [r for r in rows if "fallback" in r]
-    kinds = Counter(f["kind"] or "kind not recorded" for r in fell if (f := r.get("fallback")))
+    # every fallback the log records, a forced decision's too (not rated, no row: no loss)
+    notes = [f for r in fell if (f := r.get("fallback"))] + forced_fell
+    kinds = Counter(f["kind"] or "kind not recorded" for f in notes)
     # costliest first (a decision left out, its loss unknown, after those valued)
     fell_worst = sorted(fell, key=lambda r: (r["loss"] is None, -(r["loss"] or 0.0), r["n"]))
     return {
@@ -213,7 +220,8 @@ def _summary(replay: Replay, evaluator: Evaluator, rows: list[ReviewRow],
         "rating_scale": scale, "costly": top, "rows": rows, "errors": errors,
         "policy_failures": len(failed),
         # our own log's fallbacks (each row's ``fallback``), the review's loss on them
-        "fallbacks": len(fell), "fallback_kinds": dict(sorted(kinds.items())),
+        "fallbacks": len(notes), "forced_fallbacks": len(forced_fell),
+        "fallback_kinds": dict(sorted(kinds.items())),
         "fallback_loss": round(sum(r["loss"] or 0.0 for r in fell), 3),
         "costly_fallbacks": fell_worst[:costly],
         "notes": replay.notes + ([f"{errors} decisions left out: their hand cannot be "
@@ -240,6 +248,11 @@ def forced_text(result: dict[str, Any]) -> str:
     return f" (and {forced} forced: one legal action, not rated)" if forced else ""
 
 
+def all_decisions(result: dict[str, Any]) -> int:
+    """Every decision the log records of the seat: those rated and those forced."""
+    return int(result["decisions"]) + int(result.get("forced_decisions", 0))
+
+
 def or_na(value: Any) -> str:
     """A figure, or n/a where no decision was valued (a seat that never decided)."""
     return "n/a" if value is None else str(value)
@@ -262,13 +275,16 @@ def format_review(result: dict[str, Any], every: bool = False) -> str:
              f"{result['rating_scale']:g})"]
     if result["fallbacks"]:
         kinds = ", ".join(f"{k} {n}" for k, n in result["fallback_kinds"].items())
-        lines.append(f"  fallbacks {result['fallbacks']} of {result['decisions']} decisions "
-                     f"({kinds}), loss on them {result['fallback_loss']:g}")
+        on_forced = result.get("forced_fallbacks", 0)
+        lines.append(f"  fallbacks {result['fallbacks']} of {all_decisions(result)} decisions "
+                     f"({kinds})" + (f", {on_forced} of them on a forced decision (not rated)"
+                                     if on_forced else "")
+                     + f", loss on them {result['fallback_loss']:g}")
     lines += [f"  note: {n}" for n in result["notes"]]
     if result["costly_fallbacks"]:
         shown = len(result["costly_fallbacks"])
-        more = (f" (of {result['fallbacks']}; --all marks each)"
-                if shown < result["fallbacks"] else "")
+        rated = result["fallbacks"] - result.get("forced_fallbacks", 0)
+        more = f" (of {rated} rated; --all marks each)" if shown < rated else ""
         lines.append(f"the {shown} costliest fallbacks{more}:")
     for r in result["costly_fallbacks"]:
         loss = "n/a" if r["loss"] is None else f"{r['loss']:zg}"
