@@ -236,7 +236,8 @@ def test_a_botzone_zip_whose_weights_are_damaged_says_so_and_to_rebuild_it(
     "is damaged ...: rebuild the bundle" was swallowed by the loaders, whose turn said the
     member "is not opponent models (the .npz that `mjbot models train` writes)" or "is not a
     weights file (... `mjbot nn train` writes)": retrain, where the bundle wanted rebuilding.
-    The turn's fallback now says what Packed says."""
+    The mc turn's fallback now says what Packed says; the nn zip, which reads its network once
+    before the game (left15), says it in that one line, the advice to rebuild once."""
     python = bare_runtime(tmp_path / "runtime")
     built = build_botzone_bundle(tmp_path / "zip", policy=policy)
     damaged = tmp_path / "damaged.zip"
@@ -250,8 +251,16 @@ def test_a_botzone_zip_whose_weights_are_damaged_says_so_and_to_rebuild_it(
                           input=late_turn(4), capture_output=True, text=True, timeout=120,
                           env=ENV)
     assert done.returncode == 0 and done.stdout.startswith("PLAY "), done.stderr[-2000:]
-    (note,) = [line for line in done.stderr.splitlines() if line.startswith("mjbot botzone:")]
-    assert f"{member} is damaged (" in note and "rebuild the bundle" in note, note
+    if policy == "mc":
+        (note,) = [line for line in done.stderr.splitlines()
+                   if line.startswith("mjbot botzone:")]
+        assert f"{member} is damaged (" in note and "rebuild the bundle" in note, note
+    else:  # one line before the game, then rulebased: no fallback note at a decision
+        assert done.stderr.splitlines() == [
+            "mjbot-botzone: this nn zip cannot read its network "
+            f"({member} is damaged (its CRC-32 does not match)): playing rulebased; build it "
+            "again with mjbot bundle botzone --policy nn"], done.stderr[-2000:]
+        note = done.stderr
     assert "writes)" not in note, note
 
 

@@ -609,31 +609,18 @@ def _missing_network(path: str) -> str:
     build = "`mjbot bundle botzone --policy nn [--nn-weights FILE]` builds a zip that carries it"
     if importlib.util.find_spec("brain.policies.nn") is None:  # a zip for another policy
         return f"this zip carries no network ({build})"
-    import zipfile  # not at the top: with pathlib, ~5% of every one-shot turn's own start
+    from brain.policies.nn import unreadable
 
-    from brain.nn.network import MissingNetwork
-    from brain.policies.nn import NnPolicy
-
-    try:
-        NnPolicy(path=path).network("mcr")
-    except (MissingNetwork, ValueError, KeyError, OSError, zipfile.BadZipFile) as exc:
-        return f"{str(exc).removeprefix('nn: ')} ({build})"
-    return ""
+    why = unreadable("mcr", path)
+    return f"{why} ({build})" if why else ""
 
 
 def _lost_network() -> str:
     """Why the network an ``nn`` zip was built with cannot be read ("" where it can), in the
-    words up to the advice to train one."""
-    import zipfile
+    words up to the advice to rebuild it."""
+    from brain.policies.nn import lost_by_upload
 
-    from brain.nn.network import MissingNetwork
-    from brain.policies.nn import NnPolicy
-
-    try:
-        NnPolicy().network("mcr")
-    except (MissingNetwork, ValueError, KeyError, OSError, zipfile.BadZipFile) as exc:
-        return str(exc).removeprefix("nn: ").split("; train them")[0]
-    return ""
+    return lost_by_upload("mcr")
 
 
 def _missing_opponent_models(options: str) -> str:

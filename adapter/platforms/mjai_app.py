@@ -41,14 +41,7 @@ def missing_network(policy: str) -> str:
     another policy): its weights file left out as the zip was unpacked, or damaged."""
     if policy != "nn":
         return ""
-    import zipfile  # not at the top: the default upload carries no network, nor needs these
+    # not at the top: the default upload carries no network, nor needs it
+    from brain.policies.nn import lost_by_upload
 
-    from brain.nn.network import MissingNetwork
-    from brain.policies.nn import require_network
-
-    try:
-        require_network("riichi")
-    except (MissingNetwork, ValueError, KeyError, OSError, zipfile.BadZipFile) as exc:
-        # the words up to the advice to train one: an upload's user rebuilds the zip
-        return str(exc).removeprefix("nn: ").split("; train them")[0]
-    return ""
+    return lost_by_upload("riichi")

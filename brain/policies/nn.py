@@ -17,9 +17,10 @@ import numpy as np
 
 from brain.nn.encoding import encode
 from brain.nn.heads import legal_map, mask, masked_argmax, masked_softmax
-from brain.nn.network import Network, load_network
+from brain.nn.network import MissingNetwork, Network, load_network
 from brain.policies.base import Decision, win_if_legal
 from brain.rules.variant import VARIANT_NAMES
+from brain.shipped import bad_zip_file
 from brain.state import TableState
 from protocols import events as ev
 
@@ -51,6 +52,26 @@ def warm() -> None:
             require_network(variant)
         except Exception:  # MissingNetwork (none for the variant, a damaged file), or worse
             continue
+
+
+def unreadable(variant: str, path: str = "") -> str:
+    """Why ``nn`` cannot read ``variant``'s network here ("" where it can; ``path``: nn@FILE's
+    file, else the shipped or ``MJBOT_NN_WEIGHTS`` one), less the "nn: " a fallback note
+    starts with. zipfile is imported only where an error is matched
+    (:func:`brain.shipped.bad_zip_file`): an nn zip's every one-shot Botzone turn runs this."""
+    try:
+        NnPolicy(path=path).network(variant)
+    except (MissingNetwork, ValueError, KeyError, OSError, bad_zip_file()) as exc:
+        return str(exc).removeprefix("nn: ")
+    return ""
+
+
+def lost_by_upload(variant: str) -> str:
+    """:func:`unreadable` for an upload's own network, in the words up to the advice: the
+    upload's one line before its game says to rebuild the zip (not to train weights, and
+    not twice where a damaged packed member says it too)."""
+    why = unreadable(variant).split("; train them")[0]
+    return why.removesuffix(": rebuild the bundle")
 
 
 class NnPolicy:
