@@ -119,6 +119,19 @@ def tell(args: Any, text: str, event: str = "run failed") -> None:
         print(f"mjbot {args.command_path}: {text}", file=sys.stderr)
 
 
+def tell_waiting(args: Any, port: int, clients: int, text: str) -> None:
+    """A fake server's line that it listens for ``clients`` clients on ``args.host``:``port``
+    (``text``: the plain line's words after ``mjbot COMMAND: ``): under ``--log-json`` a JSON
+    log line, as :func:`tell`'s, so that every line a log collector reads is JSON."""
+    from adapter.logging_setup import json_asked
+
+    if json_asked():
+        log().warning("waiting for clients", command=args.command_path,
+                      address=f"{args.host}:{port}", clients=clients)
+    else:
+        print(f"mjbot {args.command_path}: {text}", file=sys.stderr, flush=True)
+
+
 def stopped_status(args: Any, stopped: Any, note: str = "") -> int:
     """A platform session stopped by a signal (adapter.session.Stopped): one line on stderr
     (:func:`tell`), and the exit status a shell gives a signalled process (128 + the

@@ -19,6 +19,7 @@ from adapter.commands import (
     require_writable,
     stopped_status,
     tell,
+    tell_waiting,
     warn_tight_budget,
 )
 
@@ -136,7 +137,6 @@ def cmd_ntpu_server(args: argparse.Namespace) -> int:
     import signal
 
     from adapter.fakes.ntpu_server import MatchNotStarted, run_match
-    from adapter.logging_setup import json_asked
     from adapter.session import Stopped
     from brain.policies import POLICIES
 
@@ -158,14 +158,8 @@ def cmd_ntpu_server(args: argparse.Namespace) -> int:
             print(f"\r{done}/{total} hands", end="", file=sys.stderr, flush=True)
 
     def listening(port: int) -> None:
-        if args.clients != "external":
-            return
-        if json_asked():  # --log-json: every line a log collector reads is JSON
-            log().warning("waiting for clients", command=args.command_path,
-                          address=f"{args.host}:{port}", clients=4)
-        else:
-            print(f"mjbot ntpu-server: waiting for four clients on {args.host}:{port}",
-                  file=sys.stderr, flush=True)
+        if args.clients == "external":
+            tell_waiting(args, port, 4, f"waiting for four clients on {args.host}:{port}")
 
     def stop(signum: int, _frame: Any) -> None:  # SIGTERM (`timeout`) stops as Ctrl-C does
         raise Stopped(signum)

@@ -4,7 +4,6 @@ external clients)."""
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from adapter.commands import (
@@ -21,6 +20,7 @@ from adapter.commands import (
     require_writable,
     stopped_status,
     tell,
+    tell_waiting,
     warn_tight_budget,
 )
 
@@ -150,18 +150,13 @@ def cmd_tenhou(args: argparse.Namespace) -> int:
 
 def cmd_tenhou_server(args: argparse.Namespace) -> int:
     from adapter.fakes.tenhou_serve import CLOSE_GRACE, serve
-    from adapter.logging_setup import json_asked
 
     require_policy(args.policy)
     require_writable(args.json, "--json")
 
     def listening(port: int) -> None:
-        if json_asked():  # --log-json: every line a log collector reads is JSON
-            log().warning("waiting for clients", command=args.command_path,
-                          address=f"{args.host}:{port}", clients=args.humans)
-        else:
-            print(f"mjbot tenhou-server: waiting for {args.humans} client(s) per table on "
-                  f"{args.host}:{port}", file=sys.stderr, flush=True)
+        tell_waiting(args, port, args.humans, f"waiting for {args.humans} client(s) per "
+                     f"table on {args.host}:{port}")
 
     log_dir = log_folder(args.log_dir, args.no_log)
     try:
