@@ -263,12 +263,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
                             ["."])
                 # records the models were trained on (imported into `models train --data`)
                 # give in-sample figures as a --data of them would; weights that record
-                # nothing are warned about for --data only (not on every plain eval)
-                if isinstance(record := models.meta.get("trained_on"), dict):
-                    require_held_out_from(
-                        [str(real_dir)], record, str(path), "--real" if args.real else
-                        "the people's games", f"({len(real_files)} records)" if args.real
-                        else f"({len(real_files)} records shipped; --real FILE for others)")
+                # nothing are warned about for --data only (not on every plain eval): its
+                # False not heeded
+                require_held_out_from(
+                    [str(real_dir)], models.meta.get("trained_on"), str(path),
+                    "--real" if args.real else "the people's games",
+                    f"({len(real_files)} records)" if args.real
+                    else f"({len(real_files)} records shipped; --real FILE for others)")
                 real = D.load([real_dir], variant, kinds="all")
         except DatasetError as exc:
             raise UserInputError(str(exc)) from None
