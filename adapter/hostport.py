@@ -22,7 +22,7 @@ def parse_host_port(text: str, name: str, *, any_port: bool = False) -> tuple[st
     host, sep, port = text.rpartition(":")
     if not sep or not port or "]" in port:  # '[::1]' has no port, not a port '1]'
         raise refuse("no port")
-    if host.startswith("[") and host.endswith("]") and len(host) >= 2:
+    if host.startswith("[") and host.endswith("]"):
         host = host[1:-1]  # the brackets are no part of the name
     if not host:
         raise refuse("no host")

@@ -96,13 +96,14 @@ def save_weights(path: str | Path, arrays: dict[str, Any]) -> None:
 
 
 @contextlib.contextmanager
-def written_whole(path: str | Path) -> Iterator[BinaryIO]:
+def written_whole(path: str | Path, tmp: Path | None = None) -> Iterator[BinaryIO]:
     """A file to write ``path`` through: written beside it and renamed at the end, so a full
     disk or a Ctrl-C while writing leaves the file that was there as it was and no half file
     under its name. An OSError names ``path`` (what the user gave), so the command can say it
-    in one line."""
+    in one line. ``tmp``: the name written first (``PATH.tmp``), a writer's own where two
+    may write ``path`` at once (a Ray unit retried while its first try still runs)."""
     path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
+    tmp = path.with_name(path.name + ".tmp") if tmp is None else tmp
     try:
         with open(tmp, "wb") as fh:
             yield fh

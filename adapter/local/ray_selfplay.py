@@ -13,8 +13,6 @@ died) rewrites the same bytes under the same name.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import shutil
 import socket
 import time
@@ -35,6 +33,7 @@ from adapter.local.selfplay import (
     run_figures,
     selfplay_meta,
 )
+from brain.shipped import written_whole
 from brain.tally import FallbackTally
 from replay.dataset import schema as S
 from replay.dataset.records import Block
@@ -78,17 +77,9 @@ def play_unit_to_part(config: SelfPlayConfig, unit: int) -> PartInfo:
     path.parent.mkdir(parents=True, exist_ok=True)
     arrays = {f"g{index}.{name}": array for index, block in enumerate(data.games)
               for name, array in block.arrays.items()}
-    tmp = path.with_name(f"{path.name}.{uuid.uuid4().hex}.tmp")
-    try:
-        with open(tmp, "wb") as f:
-            np.savez(f, **arrays)  # type: ignore[arg-type]  # numpy's allow_pickle: our keys are array names
-        os.replace(tmp, path)
-    except BaseException as exc:  # as brain.shipped.written_whole: a full disk leaves no
-        with contextlib.suppress(OSError):  # half part, and is said with the part's name
-            tmp.unlink()
-        if isinstance(exc, OSError):
-            raise OSError(exc.errno, exc.strerror, str(path)) from None
-        raise
+    # a full disk leaves no half part, and is said with the part's name
+    with written_whole(path, path.with_name(f"{path.name}.{uuid.uuid4().hex}.tmp")) as f:
+        np.savez(f, **arrays)  # type: ignore[arg-type]  # numpy's allow_pickle: our keys are array names
     return PartInfo(unit, [b.decisions for b in data.games], data.hands, data.seconds,
                     socket.gethostname(), data.errors, data.fallbacks)
 

@@ -150,8 +150,10 @@ def _said_unclean() -> None:
     ran, so the environment could not be changed for its start); nothing where it holds
     none."""
     global _unclean_said
+    if _unclean_said:  # said: the environment is not scanned again at each start
+        return
     secrets = sorted(k for k in os.environ if secret_env.is_secret(k))
-    if not _unclean_said and secrets:
+    if secrets:
         _unclean_said = True
         # what a user can act on: which secrets, who can see them now, that the worker does
         # not use them (it was "start_server was not called before the event loop")
