@@ -71,14 +71,20 @@ def pack_arrays(path: str | Path) -> bytes:
     return packed + zlib.crc32(packed).to_bytes(4, "little")
 
 
+def packed_name(name: str) -> str:
+    """The member a bundle carries ``name`` (X.npz) packed as, X.arrays: one mapping for the
+    bundle that writes it (adapter/platforms/botzone_bundle.py) and :func:`shipped` that
+    reads it."""
+    return name.removesuffix(".npz") + PACKED_SUFFIX
+
+
 def shipped(name: str) -> Path | io.BytesIO | Packed | None:
     """brain/data/NAME as a path or, inside a zip, as bytes (packed by :func:`pack_arrays`
     where the bundle carries it so); None where it is not shipped."""
     path = DATA / name
     if path.is_file():
         return path
-    for member in ([name[:-len(".npz")] + PACKED_SUFFIX] if name.endswith(".npz") else []) \
-            + [name]:
+    for member in [packed_name(name), name] if name.endswith(".npz") else [name]:
         try:
             data = pkgutil.get_data("brain", f"data/{member}")
         except OSError:

@@ -22,7 +22,7 @@ import zipfile
 from pathlib import Path
 
 from brain.shanten_tables import packaged_members
-from brain.shipped import PACKED_SUFFIX, pack_arrays
+from brain.shipped import pack_arrays, packed_name
 
 ROOT = Path(__file__).resolve().parents[2]
 # What the Botzone bot imports (checked by a test that runs the zip with nothing else). The
@@ -105,7 +105,7 @@ def build_botzone_bundle(out_dir: str | Path, name: str = "mjbot-botzone.zip",
 def carried_as(in_zip: str) -> str:
     """The name in the Botzone zip of the weights shipped as ``in_zip`` (brain/data/X.npz):
     their arrays packed, brain/data/X.arrays (brain/shipped.py)."""
-    return in_zip.removesuffix(".npz") + PACKED_SUFFIX
+    return packed_name(in_zip)
 
 
 def write_zip(path: Path, texts: dict[str, str | bytes], files: list[tuple[Path, str]],

@@ -207,10 +207,10 @@ class Taiwan16Rules(Rules):
             return None
         # a non-dealer's self-draw: the dealer pays 莊家 on top (see payments), not in the
         # value the other two pay: shown apart, where the value line left it out
-        dealer_pays = ctx.from_seat is None and not ctx.is_dealer
         return WinScore(value=sheet.total, deltas=payments(ctx, sheet.total),
                         items=tuple(sheet.items),
-                        payer_items=(("莊家", 1, "the dealer"),) if dealer_pays else ())
+                        payer_items=(("莊家", 1, "the dealer"),) if dealer_pays_more(ctx)
+                        else ())
 
     # No open kong on the previous seat's discard (the thesis and the lab referee).
     def can_open_kan(self, state: TableState, from_seat: int) -> bool:
@@ -221,6 +221,12 @@ class Taiwan16Rules(Rules):
         return state.wall_remaining > 0
 
 
+def dealer_pays_more(ctx: WinContext) -> bool:
+    """A non-dealer's self-draw: the dealer pays one tai (莊家) more than the other two. One
+    test for :func:`payments` that charges it and the score's ``payer_items`` that show it."""
+    return ctx.from_seat is None and not ctx.is_dealer
+
+
 def payments(ctx: WinContext, tai: int) -> tuple[int, int, int, int]:
     """1000 + 500 per tai from the discarder, or from each other seat on a self-draw; a dealer
     who pays a self-draw pays one more tai. ``tai`` already holds 莊家 when the dealer wins
@@ -229,7 +235,7 @@ def payments(ctx: WinContext, tai: int) -> tuple[int, int, int, int]:
     payers = [ctx.from_seat] if ctx.from_seat is not None else [
         s for s in range(4) if s != ctx.seat]
     for s in payers:
-        extra = 1 if (s == ctx.dealer and not ctx.is_dealer and len(payers) > 1) else 0
+        extra = 1 if s == ctx.dealer and dealer_pays_more(ctx) else 0
         amount = BASE_POINTS + POINTS_PER_TAI * (tai + extra)
         deltas[s] -= amount
         deltas[ctx.seat] += amount
