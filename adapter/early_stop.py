@@ -43,7 +43,8 @@ def install(argv: Sequence[str]) -> None:
     words: ``nn iterate``, ``bench`` for ``bench idleread``, as the command names itself)."""
     _State.pid = os.getpid()
     _State.name = _command(argv)
-    _State.json = _json_asked(argv)
+    # `mjbot botzone` keeps its lines plain under --log-json (it configures no structlog)
+    _State.json = _json_asked(argv) and _State.name != "botzone"
     signal.signal(signal.SIGTERM, _stopped)
 
 
