@@ -615,14 +615,6 @@ def _missing_network(path: str) -> str:
     return f"{why} ({build})" if why else ""
 
 
-def _lost_network() -> str:
-    """Why the network an ``nn`` zip was built with cannot be read ("" where it can), in the
-    words up to the advice to rebuild it."""
-    from brain.policies.nn import lost_by_upload
-
-    return lost_by_upload("mcr")
-
-
 def _missing_opponent_models(options: str) -> str:
     """Why ``mc`` with ``options`` (mc@OPTIONS's) cannot play here: options mc refuses, or
     no MCR opponent models (the default zip told ``--policy mc`` fell back at every decision
@@ -662,13 +654,16 @@ def main(argv: list[str] | None = None, keep_running_default: bool = False,
     if missing:  # one line, before a turn is read, as a value the options refuse
         print(f"mjbot-botzone: argument --policy: {args.policy}: {missing}", file=sys.stderr)
         return 2
-    if args.policy == policy_default == "nn" and (lost := _lost_network()):
-        # one line a process (a match where it keeps running), not a fallback line a
-        # decision advising to train a network: the zip lost the one it was built with
-        print(f"mjbot-botzone: this nn zip cannot read its network ({lost}): playing "
-              "rulebased; build it again with mjbot bundle botzone --policy nn",
-              file=sys.stderr)
-        args.policy = "rulebased"
+    if args.policy == policy_default == "nn":
+        from brain.policies.nn import lost_by_upload  # only an nn zip carries it
+
+        if lost := lost_by_upload("mcr"):
+            # one line a process (a match where it keeps running), not a fallback line a
+            # decision advising to train a network: the zip lost the one it was built with
+            print(f"mjbot-botzone: this nn zip cannot read its network ({lost}): playing "
+                  "rulebased; build it again with mjbot bundle botzone --policy nn",
+                  file=sys.stderr)
+            args.policy = "rulebased"
     return end_process(run_once(sys.stdin, sys.stdout, policy=args.policy,
                                 keep_running=args.keep_running, limit=args.time_limit,
                                 later_limit=args.later_time_limit, log_dir=args.log_dir,
