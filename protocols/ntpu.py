@@ -438,14 +438,22 @@ class NtpuCodec(Codec):
                             detail="a win on the opening deal (no winning tile); the NTPU "
                                    "server sends no value")]
 
+    def draw_due(self) -> bool:
+        """Another seat's draw comes next, which the server does not tell this seat."""
+        return self.drawer is not None and self.drawer != self.seat
+
+    def draws_left(self) -> int:
+        """The hand's draws before the wall's end (16 tiles left), the one due counted as
+        made: /exit's test and the command log reader's (replay/formats/ntpu_log.py)."""
+        return INITIAL_DRAWS - self.draws - self.draw_due()
+
     def _on_exit(self, args: list[str], raw: str) -> list[object]:
         events: list[object] = []
         if self.in_hand and not self.won:
             # the wall's end (16 tiles left; the last drawer's draw unannounced if another
             # seat's) is an exhaustive draw; before it, the server ended the hand (it was read
             # as an exhaustive draw too)
-            due = self.drawer is not None and self.drawer != self.seat
-            left = INITIAL_DRAWS - self.draws - due
+            left = self.draws_left()
             if left <= 0:
                 events.append(ev.RoundDrawn("exhaustive"))
             else:

@@ -29,14 +29,7 @@ from brain.state import StateError, TableState
 from protocols import events as ev
 from protocols import tiles as T
 from protocols.codec import ProtocolError
-from protocols.ntpu import (
-    DEAD_END,
-    HAND_SIZE,
-    SERVER_COMMANDS,
-    WALL,
-    NtpuCodec,
-    parse_reply,
-)
+from protocols.ntpu import SERVER_COMMANDS, NtpuCodec, parse_reply
 from replay.record import GameRecord, RecordError, unknown_start
 
 if TYPE_CHECKING:
@@ -66,11 +59,10 @@ class _Hand:
         due to another seat) and the exhaustive draw; nothing if the wall was not there."""
         if not self.open:
             return []
-        due = codec.drawer is not None and codec.drawer != codec.seat
-        if 4 * HAND_SIZE + codec.draws + due != WALL - DEAD_END:
+        if codec.draws_left() != 0:
             return []
         events: list[Any] = []
-        if due:
+        if codec.draw_due():
             assert codec.drawer is not None
             events.append(ev.TileDrawn(codec.drawer, None, codec.replacement))
         events.append(ev.RoundDrawn("exhaustive"))
