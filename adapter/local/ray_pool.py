@@ -19,7 +19,6 @@ from typing import Any
 
 from adapter import secret_env
 from adapter.hostport import parse_host_port
-from adapter.secret_env import is_secret
 
 # mjbot is not on PyPI: the extra is installed from the checkout (deploy/ray.md)
 INSTALL_HINT = "pip install -e '.[ray]' in mjbot's checkout"
@@ -144,7 +143,7 @@ def shipped_env() -> dict[str, str]:
     """The driver's ``MJBOT_*`` settings that go with each unit: :func:`mjbot_env` without
     the secrets (:func:`adapter.secret_env.is_secret`): no unit reads them, and Ray keeps
     task arguments where its dashboard and logs may show them."""
-    return {k: v for k, v in mjbot_env().items() if not is_secret(k)}
+    return secret_env.without_secrets(mjbot_env())
 
 
 @contextlib.contextmanager

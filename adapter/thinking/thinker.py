@@ -115,22 +115,21 @@ class Thinker:
             log.warning("thinker: a thread reads each worker process's pipe (the event "
                         "loop cannot watch one)", policy=self.brain.name, reason=why)
 
-    async def ready_before_connecting(self, timeout: float = READY_BEFORE_CONNECT,
-                                      before: str = "connecting") -> None:
-        """Start the worker and wait for it, up to ``timeout`` seconds, before the session
-        connects (a login and a lobby wait no longer count on it: the first decision finds
-        it ready), or, for a stdin form, before it reads its first line (``before`` says
-        which in the log). Never raises but for a cancel: a start slower than that, or one
-        that failed, is said once and the session goes on; its first decisions then wait
-        for the worker as before (or try to start one again)."""
+    async def ready_before_connecting(self, before: str = "connecting") -> None:
+        """Start the worker and wait for it, up to :data:`READY_BEFORE_CONNECT` seconds,
+        before the session connects (a login and a lobby wait no longer count on it: the
+        first decision finds it ready), or, for a stdin form, before it reads its first line
+        (``before`` says which in the log). Never raises but for a cancel: a start slower
+        than that, or one that failed, is said once and the session goes on; its first
+        decisions then wait for the worker as before (or try to start one again)."""
         if self.inline:
             return
         try:
-            await self.ready(timeout)
+            await self.ready(READY_BEFORE_CONNECT)
         except TimeoutError:
             log.warning(f"thinker: worker process not ready before {before}; its first "
                         f"decisions may fall back (not-ready)", policy=self.brain.name,
-                        waited_s=timeout)
+                        waited_s=READY_BEFORE_CONNECT)
         except Exception as exc:
             log.warning(f"thinker: worker process could not start before {before}",
                         policy=self.brain.name, reason=f"{type(exc).__name__}: {exc}")
