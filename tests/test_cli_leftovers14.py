@@ -15,34 +15,14 @@ import pytest
 
 from adapter import early_stop
 from adapter.cli import build_parser
+from tests.test_early_stop import stopped_while_starting
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# the program held where its own imports are done and no command has run (the early window)
-STARTING = """
-import sys
-sys.argv = ["mjbot", *{argv!r}]
-import adapter.cli
-print("imported", flush=True)
-sys.stdin.read()
-"""
-
 
 def _stopped_while_starting(argv: list[str]) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.Popen([sys.executable, "-c", STARTING.format(argv=argv)], cwd=ROOT,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
-    try:
-        assert proc.stdout is not None
-        assert proc.stdout.readline() == "imported\n"
-        proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    """`mjbot ARGV` stopped where its own imports are done and no command has run."""
+    return stopped_while_starting(["mjbot", *argv])
 
 
 def test_an_early_sigterm_names_the_whole_command_and_no_option_value() -> None:
