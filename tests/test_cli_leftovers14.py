@@ -6,7 +6,6 @@ import argparse
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -15,34 +14,15 @@ import pytest
 
 from adapter import early_stop
 from adapter.cli import build_parser
+from tests.serve_helpers import free_port
+from tests.test_early_stop import stopped_while_starting
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# the program held where its own imports are done and no command has run (the early window)
-STARTING = """
-import sys
-sys.argv = ["mjbot", *{argv!r}]
-import adapter.cli
-print("imported", flush=True)
-sys.stdin.read()
-"""
-
 
 def _stopped_while_starting(argv: list[str]) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.Popen([sys.executable, "-c", STARTING.format(argv=argv)], cwd=ROOT,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
-    try:
-        assert proc.stdout is not None
-        assert proc.stdout.readline() == "imported\n"
-        proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    """`mjbot ARGV` stopped where its own imports are done and no command has run."""
+    return stopped_while_starting(["mjbot", *argv])
 
 
 def test_an_early_sigterm_names_the_whole_command_and_no_option_value() -> None:
@@ -82,12 +62,6 @@ def test_the_nested_commands_are_the_parsers_own() -> None:
     assert nested == early_stop.NESTED
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_an_arena_stopped_early_or_later_says_it_in_one_wording() -> None:
     """Stopped in its first second an arena said `mjbot arena: stopped (SIGTERM)`; stopped
     later (here while its listening seat waits for a bot, the run's own handler set) it said
@@ -97,7 +71,7 @@ def test_an_arena_stopped_early_or_later_says_it_in_one_wording() -> None:
     assert early.stderr == "mjbot arena: stopped (SIGTERM)\n", early.stderr
     proc = subprocess.Popen(
         [sys.executable, "-m", "adapter.cli", "arena", "--policies",
-         f"mjai-tcp:127.0.0.1:{_free_port()},rulebased,rulebased,rulebased", "--hands", "1",
+         f"mjai-tcp:127.0.0.1:{free_port()},rulebased,rulebased,rulebased", "--hands", "1",
          "--no-log"], cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     try:

@@ -18,15 +18,17 @@ ROOT = Path(__file__).resolve().parents[1]
 # a SIGTERM met the default action (the real window is the command's imports, about a second)
 STARTING = """
 import sys
-sys.argv = [{argv0!r}, "--log-level", "info", "tenhou", "--server", "127.0.0.1:1"]
+sys.argv = {argv!r}
 import adapter.cli
 print("imported", flush=True)
 sys.stdin.read()
 """
+TENHOU = ["--log-level", "info", "tenhou", "--server", "127.0.0.1:1"]
 
 
-def _stopped_while_starting(argv0: str) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.Popen([sys.executable, "-c", STARTING.format(argv0=argv0)], cwd=ROOT,
+def stopped_while_starting(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    """The program run as ``argv`` (its name first), SIGTERM'd once its imports are done."""
+    proc = subprocess.Popen([sys.executable, "-c", STARTING.format(argv=argv)], cwd=ROOT,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
@@ -48,7 +50,7 @@ def test_a_sigterm_while_starting_says_one_line_and_dies_of_it(argv0: str) -> No
     exit 143: systemd counts a SIGTERM death as a clean stop and an exit 143 as a failure
     (`systemctl stop mjbot` in serve's first second left the unit failed), and a parent
     that told its child's stop by returncode -15 read 143."""
-    done = _stopped_while_starting(argv0)
+    done = stopped_while_starting([argv0, *TENHOU])
     assert done.returncode == -signal.SIGTERM, done
     assert done.stderr == "mjbot tenhou: stopped (SIGTERM)\n"
 
@@ -56,7 +58,7 @@ def test_a_sigterm_while_starting_says_one_line_and_dies_of_it(argv0: str) -> No
 def test_a_process_that_only_imports_the_cli_keeps_the_default() -> None:
     """The tests import adapter.cli and call main() in their own process: no handler of the
     program's there, a SIGTERM ends them as it did."""
-    done = _stopped_while_starting("/usr/bin/pytest")
+    done = stopped_while_starting(["/usr/bin/pytest", *TENHOU])
     assert done.returncode == -signal.SIGTERM and done.stderr == "", done
 
 
@@ -74,7 +76,7 @@ if child == 0:  # a signal before the interpreter's after-fork is lost: it says 
 os.read(ready, 1)
 os.kill(child, signal.SIGTERM)
 print(os.waitstatus_to_exitcode(os.waitpid(child, 0)[1]))
-""").format(argv0="mjbot")
+""").format(argv=["mjbot", *TENHOU])
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
                           text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr

@@ -112,21 +112,30 @@ def test_a_stop_ends_ntpu_stdio_whose_referee_stopped_reading(tmp_path: Path,
     assert replayer.summarize(replayer.load(str(path)))["unfinished"] == "stopped on request"
 
 
-def test_a_reply_not_taken_within_the_reply_limit_ends_the_session(tmp_path: Path) -> None:
-    """A referee that stops reading without closing the pipe, and neither stops us: the
-    session hung for ever. A reply it has not taken within --reply-limit (30 s by default)
-    ends it as a closed stdout does: one line, exit 1, the game logged as unfinished."""
-    proc, read_end = _start_with_unread_stdout(tmp_path, NTPU, "--reply-limit", "0.5")
+def _ended_by_the_reply_limit(tmp_path: Path, form: tuple[list[str], bytes, bytes, bytes],
+                              prefix: str, line: str) -> Path:
+    """``form`` run with --reply-limit 0.5, its stdout never read and its stdin left open:
+    exit 1, ``line`` its one line starting ``prefix``, no traceback. Its game log."""
+    proc, read_end = _start_with_unread_stdout(tmp_path, form, "--reply-limit", "0.5")
     try:
         code, err = _finish(proc)  # stdin stays open: only the limit can end it
     finally:
         os.close(read_end)
     assert code == 1, err[-2000:]
-    said = [line for line in err.splitlines() if line.startswith("mjbot ntpu:")]
-    assert said == ["mjbot ntpu: the referee went away: it stopped reading our replies "
-                    "(stdout: none taken for 0.5 s)"]
+    said = [text for text in err.splitlines() if text.startswith(prefix)]
+    assert said == [line]
     assert "Traceback" not in err and "Exception ignored" not in err
     (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
+    return path
+
+
+def test_a_reply_not_taken_within_the_reply_limit_ends_the_session(tmp_path: Path) -> None:
+    """A referee that stops reading without closing the pipe, and neither stops us: the
+    session hung for ever. A reply it has not taken within --reply-limit (30 s by default)
+    ends it as a closed stdout does: one line, exit 1, the game logged as unfinished."""
+    path = _ended_by_the_reply_limit(tmp_path, NTPU, "mjbot ntpu:",
+                                     "mjbot ntpu: the referee went away: it stopped reading "
+                                     "our replies (stdout: none taken for 0.5 s)")
     assert replayer.summarize(replayer.load(str(path)))["unfinished"]
 
 
@@ -136,17 +145,9 @@ def test_an_mjai_answer_not_taken_within_the_reply_limit_ends_the_session(
     pipe: the answer's write blocked for ever. One not taken within --reply-limit (2 s by
     default, mjai.app's own limit on an answer) ends the session: one line, exit 1, the
     game logged as unfinished."""
-    proc, read_end = _start_with_unread_stdout(tmp_path, MJAI, "--reply-limit", "0.5")
-    try:
-        code, err = _finish(proc)  # stdin stays open: only the limit can end it
-    finally:
-        os.close(read_end)
-    assert code == 1, err[-2000:]
-    said = [line for line in err.splitlines() if line.startswith("mjbot mjai:")]
-    assert said == ["mjbot mjai: the referee went away: it stopped reading our answers "
-                    "(stdout: none taken for 0.5 s)"]
-    assert "Traceback" not in err and "Exception ignored" not in err
-    (path,) = list(tmp_path.rglob("*.mjlog.msgpack"))
+    path = _ended_by_the_reply_limit(tmp_path, MJAI, "mjbot mjai:",
+                                     "mjbot mjai: the referee went away: it stopped reading "
+                                     "our answers (stdout: none taken for 0.5 s)")
     log = read_log(path)
     assert log.footer is not None and log.footer.result.get("unfinished") is True
 

@@ -46,6 +46,16 @@ def gzip_bomb(sound: Path, path: Path, inflated: int) -> Path:
     return path
 
 
+def _refused_by_replay(bomb: Path) -> None:
+    """`mjbot replay BOMB` refuses it in one line naming it, exit 2, no traceback."""
+    done = subprocess.run([sys.executable, "-m", "adapter.cli", "replay", str(bomb)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert "decompression bomb" in line and str(bomb) in line
+
+
 def test_a_gzip_bomb_is_refused_in_one_line_by_replay(tmp_path: Path) -> None:
     """`mjbot replay` on a 40 KB compressed log that inflates to 16 MB of one small frame
     repeated read it whole (2 s and 145 MB for that one; a 2.4 MB file inflates to 1 GB and
@@ -53,12 +63,7 @@ def test_a_gzip_bomb_is_refused_in_one_line_by_replay(tmp_path: Path) -> None:
     now, exit 2, before more than the bound was inflated."""
     bomb = gzip_bomb(platform_game(tmp_path / "sound.mjlog.msgpack"),
                      tmp_path / "bomb.mjlog.msgpack.gz", 16 << 20)
-    done = subprocess.run([sys.executable, "-m", "adapter.cli", "replay", str(bomb)],
-                          capture_output=True, text=True, cwd=ROOT, timeout=120)
-    assert done.returncode == 2, done.stdout + done.stderr
-    assert "Traceback" not in done.stderr
-    (line,) = done.stderr.strip().splitlines()
-    assert "decompression bomb" in line and str(bomb) in line
+    _refused_by_replay(bomb)
 
 
 def test_a_gzip_bomb_followed_by_other_bytes_is_refused_as_well(tmp_path: Path) -> None:
@@ -71,12 +76,7 @@ def test_a_gzip_bomb_followed_by_other_bytes_is_refused_as_well(tmp_path: Path) 
     with bomb.open("ab") as f:
         f.write(os.urandom(11 << 20))
     assert logzip.inflated_bound(bomb.stat().st_size) == logzip.MAX_INFLATED
-    done = subprocess.run([sys.executable, "-m", "adapter.cli", "replay", str(bomb)],
-                          capture_output=True, text=True, cwd=ROOT, timeout=120)
-    assert done.returncode == 2, done.stdout + done.stderr
-    assert "Traceback" not in done.stderr
-    (line,) = done.stderr.strip().splitlines()
-    assert "decompression bomb" in line and str(bomb) in line
+    _refused_by_replay(bomb)
 
 
 def test_the_bound_leaves_our_logs_and_big_ones_alone(tmp_path: Path) -> None:
